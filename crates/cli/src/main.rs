@@ -1,0 +1,298 @@
+//! The `floe` command: simulate a policy, list what floe knows, benchmark the simulator.
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use floe_core::RunRecord;
+use floe_sim::{Catalog, Device, RunOptions, Sim, Workload};
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(name = "floe", version, about = "floe: a user-experience-aware memory manager for phones and small Linux devices", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Simulate a workload on a device under one or more policies and print the metrics.
+    ///
+    /// Devices, workloads and policies are named as `floe list` shows; a device or
+    /// workload may also be a path to a TOML file in the format of data/README.md.
+    Sim(SimArgs),
+    /// List the embedded devices, apps, workloads or policies.
+    List {
+        #[arg(value_enum)]
+        what: ListWhat,
+    },
+    /// Measure simulator speed: a simulated device-day on a 4 GiB phone.
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct SimArgs {
+    /// Device name or device file. Default: the device the workload's paper used.
+    #[arg(long)]
+    device: Option<String>,
+    /// Workload name or workload file.
+    #[arg(long, default_value = "ice-video-call")]
+    workload: String,
+    /// Policy name; several separated by commas are run side by side.
+    #[arg(long, default_value = "lru-cfs", value_delimiter = ',')]
+    policy: Vec<String>,
+    /// Seed of every random choice; the same seed gives the same result.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Number of apps cached in the background before the measured part.
+    #[arg(long)]
+    bg_apps: Option<usize>,
+    /// Memory pinned away from apps, in MiB (overrides the workload's balloon).
+    #[arg(long)]
+    balloon_mib: Option<f64>,
+    /// App catalog file replacing the embedded data/apps.toml.
+    #[arg(long)]
+    apps: Option<String>,
+    /// Print JSON: one run object (an array of them for several policies).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ListWhat {
+    Devices,
+    Apps,
+    Workloads,
+    Policies,
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// Device to simulate.
+    #[arg(long, default_value = "pixel3")]
+    device: String,
+    /// Workload to play (bench-day: 24 h of a user's app sessions).
+    #[arg(long, default_value = "bench-day")]
+    workload: String,
+    #[arg(long, default_value = "lru-cfs")]
+    policy: String,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Sim(a) => sim(a),
+        Cmd::List { what } => list(what),
+        Cmd::Bench(a) => bench(a),
+    };
+    if let Err(e) = r {
+        eprintln!("floe: error: {e:#}");
+        std::process::exit(2);
+    }
+}
+
+fn catalog(path: Option<&str>) -> Result<Catalog> {
+    Ok(match path {
+        Some(p) => Catalog::load(p)?,
+        None => Catalog::embedded()?,
+    })
+}
+
+fn sim(a: SimArgs) -> Result<()> {
+    let cat = catalog(a.apps.as_deref())?;
+    let wl = Workload::load(&a.workload, &cat)?;
+    let dev = Device::load(a.device.as_deref().unwrap_or(&wl.device))?;
+    for p in &a.policy {
+        if floe_policies::lookup(p).is_none() {
+            let known: Vec<_> = floe_policies::REGISTRY.iter().map(|e| e.name).collect();
+            bail!("unknown policy `{p}` (known: {})", known.join(", "));
+        }
+    }
+    let opts = RunOptions {
+        seed: a.seed,
+        bg_apps: a.bg_apps,
+        balloon_mib: a.balloon_mib,
+    };
+    let runs: Vec<RunRecord> = a
+        .policy
+        .iter()
+        .map(|p| floe_sim::run(&dev, &wl, &cat, p, &opts))
+        .collect::<Result<_, _>>()?;
+    if a.json {
+        let s = if runs.len() == 1 {
+            serde_json::to_string_pretty(&runs[0])?
+        } else {
+            serde_json::to_string_pretty(&runs)?
+        };
+        println!("{s}");
+    } else {
+        print_table(&runs);
+    }
+    Ok(())
+}
+
+fn print_table(runs: &[RunRecord]) {
+    let r0 = &runs[0];
+    let params: Vec<String> = r0
+        .params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", serde_json::to_string(v).unwrap_or_default()))
+        .collect();
+    println!(
+        "device {}  workload {}  seed {}  {}",
+        r0.device,
+        r0.workload,
+        r0.seed,
+        params.join(" ")
+    );
+    let cols: Vec<serde_json::Value> = runs
+        .iter()
+        .map(|r| serde_json::to_value(&r.metrics).expect("metrics serialise"))
+        .collect();
+    let names: Vec<String> = match &cols[0] {
+        serde_json::Value::Object(m) => m.keys().cloned().collect(),
+        _ => vec![],
+    };
+    let width = runs
+        .iter()
+        .map(|r| r.policy.len())
+        .max()
+        .unwrap_or(8)
+        .max(12);
+    print!("{:<20}", "metric");
+    for r in runs {
+        print!(" {:>width$}", r.policy);
+    }
+    println!();
+    // serde_json keeps struct order only with preserve_order; use the schema's order.
+    let order = metric_order();
+    for name in order.iter().filter(|n| names.iter().any(|m| m == *n)) {
+        print!("{name:<20}");
+        for c in &cols {
+            let v = &c[*name];
+            let s = match v {
+                serde_json::Value::Number(n) if n.is_f64() => format!("{:.3}", n.as_f64().unwrap()),
+                serde_json::Value::Null => "-".to_string(),
+                other => other.to_string(),
+            };
+            print!(" {s:>width$}");
+        }
+        println!();
+    }
+}
+
+/// Metric names in the order of the schema (DESIGN.md "Metrics").
+fn metric_order() -> Vec<&'static str> {
+    vec![
+        "fps",
+        "ria",
+        "interaction_alerts",
+        "frames",
+        "launches_cold",
+        "launches_warm",
+        "launch_ms_mean",
+        "launch_ms_p50",
+        "launch_ms_p95",
+        "launch_ms_stddev",
+        "launch_ms_total",
+        "switch_ms_mean",
+        "caching_capability",
+        "refaults_fg_anon",
+        "refaults_fg_file",
+        "refaults_bg_anon",
+        "refaults_bg_file",
+        "reclaimed_pages",
+        "kills",
+        "freezes",
+        "thaws",
+        "flash_read_bytes",
+        "flash_write_bytes",
+        "zram_stored_bytes",
+        "cpu_ms_app",
+        "cpu_ms_kswapd",
+        "cpu_ms_compress",
+        "cpu_ms_prepage",
+        "prepage_precision",
+        "prepage_recall",
+    ]
+}
+
+fn list(what: ListWhat) -> Result<()> {
+    match what {
+        ListWhat::Devices => {
+            for n in floe_sim::config::embedded_names("devices") {
+                let d = Device::load(n)?;
+                println!(
+                    "{:<14} {:>6.0} MiB RAM, {:>6.0} MiB to apps, {} cores, {}  {}",
+                    d.name,
+                    d.memory.ram_mib,
+                    d.memory.app_mem_mib,
+                    d.cpu.cores,
+                    d.flash.kind,
+                    d.description
+                );
+            }
+        }
+        ListWhat::Apps => {
+            for a in catalog(None)?.apps {
+                println!(
+                    "{:<18} {:<13} anon {:>5.0} MiB  file {:>5.0} MiB  cold {:>6.0} ms  {}",
+                    a.name, a.category, a.anon_mib, a.file_mib, a.cold_launch_ms, a.package
+                );
+            }
+        }
+        ListWhat::Workloads => {
+            let cat = catalog(None)?;
+            for n in floe_sim::config::embedded_names("workloads") {
+                let w = Workload::load(n, &cat).with_context(|| format!("workload {n}"))?;
+                println!(
+                    "{:<16} {:>3} apps x {:>2} rounds on {:<12} {}",
+                    w.name,
+                    w.sequence.len(),
+                    w.rounds,
+                    w.device,
+                    w.description
+                );
+            }
+        }
+        ListWhat::Policies => {
+            for e in floe_policies::REGISTRY {
+                println!("{:<22} {}  [{}]", e.name, e.about, e.source);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn bench(a: BenchArgs) -> Result<()> {
+    let cat = Catalog::embedded()?;
+    let wl = Workload::load(&a.workload, &cat)?;
+    let dev = Device::load(&a.device)?;
+    let policy =
+        floe_policies::make(&a.policy).with_context(|| format!("unknown policy `{}`", a.policy))?;
+    let opts = RunOptions {
+        seed: a.seed,
+        ..Default::default()
+    };
+    let t0 = Instant::now();
+    let mut sim = Sim::new(&dev, &wl, &cat, policy, &opts);
+    sim.run_to_end();
+    let wall = t0.elapsed().as_secs_f64();
+    let simulated = sim.now_ns().as_secs_f64();
+    let touches = sim.touches();
+    println!(
+        "device {} ({:.0} MiB RAM)  workload {}  policy {}",
+        dev.name, dev.memory.ram_mib, wl.name, a.policy
+    );
+    println!(
+        "simulated          {:>12.0} s ({:.2} days)",
+        simulated,
+        simulated / 86_400.0
+    );
+    println!("wall               {:>12.3} s", wall);
+    println!("page accesses      {:>12}", touches);
+    println!("accesses / wall s  {:>12.3e}", touches as f64 / wall);
+    println!("sim s / wall s     {:>12.0}", simulated / wall);
+    Ok(())
+}

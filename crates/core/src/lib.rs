@@ -1,0 +1,18 @@
+//! floe-core: the vocabulary shared by the simulator, the Linux daemon and the policies.
+//!
+//! Nothing here does I/O or reads a clock. Units live in types ([`Nanos`], [`Pages`])
+//! or in field names (`_kib`, `_ms`), events and actions are closed enums, and a policy
+//! sees the world only through [`SystemView`].
+
+pub mod event;
+pub mod metrics;
+pub mod policy;
+pub mod units;
+
+pub use event::{Action, CpuClass, Event, LaunchKind, PageKind, SwapTier};
+pub use metrics::{ExperimentRecord, Metrics, Param, RunRecord};
+pub use policy::{
+    AppInfo, AppState, CpuMode, EventMask, LmkMode, MemInfo, Policy, PriorityClass, Setup,
+    SwapSetup, SystemView,
+};
+pub use units::{AppId, Nanos, Pages, PAGE_SIZE};

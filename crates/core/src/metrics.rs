@@ -1,0 +1,79 @@
+//! The metrics schema shared by the simulator and the real kernel (DESIGN.md "Metrics").
+//!
+//! Field names are the JSON names; their order is the order in DESIGN.md, so output is
+//! stable and diffable.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Everything one run measures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    /// Frames per second while an interactive app was in the foreground.
+    pub fps: f64,
+    /// Share of frames that took longer than 16.6 ms (ratio of interaction alerts).
+    pub ria: f64,
+    /// Frames that took longer than 16.6 ms.
+    pub interaction_alerts: u64,
+    pub frames: u64,
+    pub launches_cold: u64,
+    pub launches_warm: u64,
+    pub launch_ms_mean: f64,
+    pub launch_ms_p50: f64,
+    pub launch_ms_p95: f64,
+    pub launch_ms_stddev: f64,
+    pub launch_ms_total: f64,
+    /// Mean latency of warm launches (an app switch back to a cached app).
+    pub switch_ms_mean: f64,
+    /// Warm launches per round after the first, averaged (0 for one-round workloads).
+    pub caching_capability: f64,
+    pub refaults_fg_anon: u64,
+    pub refaults_fg_file: u64,
+    pub refaults_bg_anon: u64,
+    pub refaults_bg_file: u64,
+    pub reclaimed_pages: u64,
+    pub kills: u64,
+    pub freezes: u64,
+    pub thaws: u64,
+    pub flash_read_bytes: u64,
+    pub flash_write_bytes: u64,
+    /// Uncompressed bytes held in compressed RAM at the end of the run.
+    pub zram_stored_bytes: u64,
+    pub cpu_ms_app: f64,
+    pub cpu_ms_kswapd: f64,
+    pub cpu_ms_compress: f64,
+    pub cpu_ms_prepage: f64,
+    /// Share of prepaged pages that were used; null when nothing was prepaged.
+    pub prepage_precision: Option<f64>,
+    /// Share of pages needed at switch-in that were prepaged; null when nothing was prepaged.
+    pub prepage_recall: Option<f64>,
+}
+
+/// One run: a policy on a device and workload with a seed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub policy: String,
+    pub device: String,
+    pub workload: String,
+    /// Run parameters that are not part of the names (bg_apps, balloon_mib, ...).
+    pub params: BTreeMap<String, Param>,
+    pub seed: u64,
+    pub metrics: Metrics,
+}
+
+/// An experiment: a named set of runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentRecord {
+    pub experiment: String,
+    pub runs: Vec<RunRecord>,
+}
+
+/// A run parameter's value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Param {
+    Int(i64),
+    Float(f64),
+    Text(String),
+    Bool(bool),
+}

@@ -1,0 +1,178 @@
+//! The policy interface: what a policy declares, what it can see, how it is driven.
+
+use crate::event::{Action, Event};
+use crate::units::{AppId, Nanos, Pages};
+use serde::{Deserialize, Serialize};
+
+/// How swap is set up for the whole device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SwapSetup {
+    /// No swap at all: anonymous pages stay resident until their app dies.
+    None,
+    /// zram at the device's configured size.
+    Zram,
+    /// zswap: a compressed pool in RAM (the device's zram size) writing back its
+    /// oldest entries to flash swap when full.
+    Zswap,
+    /// Swap partition on flash.
+    Flash,
+}
+
+/// Which low-memory killer runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LmkMode {
+    /// Android's in-kernel LMK: minfree levels by oom_adj, lowest priority then largest.
+    Android,
+    /// No LMK: only the kernel OOM killer when an allocation cannot be satisfied.
+    OomOnly,
+    /// The policy chooses victims: it receives [`Event::LowMemory`] at the levels the
+    /// stock LMK would act on, and answers with [`Action::Kill`].
+    Policy,
+}
+
+/// Default CPU treatment of the foreground app.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CpuMode {
+    /// Every app thread at the same CFS weight (plain Linux CFS).
+    Fair,
+    /// The foreground app's threads boosted (UCSG-like).
+    FgBoost,
+}
+
+/// Which events a policy wants (so a backend does not compute unneeded ones).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventMask {
+    pub refaults: bool,
+    pub pressure: bool,
+    pub launches: bool,
+    pub lifecycle: bool,
+}
+
+impl EventMask {
+    pub const NONE: EventMask = EventMask {
+        refaults: false,
+        pressure: false,
+        launches: false,
+        lifecycle: false,
+    };
+    pub const ALL: EventMask = EventMask {
+        refaults: true,
+        pressure: true,
+        launches: true,
+        lifecycle: true,
+    };
+}
+
+/// What a policy declares before a run: the kernel configuration it runs on and the
+/// hooks it needs. A backend that cannot provide something here refuses up front.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Setup {
+    pub swap: SwapSetup,
+    pub lmk: LmkMode,
+    pub cpu: CpuMode,
+    /// Interval of [`Event::Tick`], if the policy wants ticks.
+    pub tick: Option<Nanos>,
+    pub events: EventMask,
+}
+
+impl Setup {
+    /// Stock Android without swap: the reference every seed compares against.
+    pub fn stock() -> Setup {
+        Setup {
+            swap: SwapSetup::None,
+            lmk: LmkMode::Android,
+            cpu: CpuMode::Fair,
+            tick: None,
+            events: EventMask::NONE,
+        }
+    }
+}
+
+/// Selective swap/kill's priority classes (its Table 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PriorityClass {
+    High,
+    Medium,
+    Low,
+}
+
+/// Life-cycle state of an app as the backend sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AppState {
+    /// No process.
+    Dead,
+    /// Being launched (cold or warm).
+    Launching,
+    /// Visible and interactive.
+    Foreground,
+    /// Alive in the background, runnable.
+    Cached,
+    /// Alive in the background, frozen.
+    Frozen,
+}
+
+/// A snapshot of one app.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppInfo {
+    pub id: AppId,
+    pub name: String,
+    pub state: AppState,
+    pub oom_adj: i32,
+    /// Resident pages (anon + file mapped by the app).
+    pub rss: Pages,
+    /// Anonymous pages currently in swap (any tier).
+    pub swapped: Pages,
+    pub saves_context: bool,
+    pub priority_class: PriorityClass,
+    pub perceptible: bool,
+    pub unkillable: bool,
+    pub swappable: bool,
+    /// When the app last left the foreground (or was started), for recency.
+    pub last_used: Nanos,
+}
+
+/// A snapshot of system memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MemInfo {
+    /// Pages available to apps in total (RAM left to apps, minus any balloon).
+    pub total: Pages,
+    pub free: Pages,
+    pub wmark_min: Pages,
+    pub wmark_low: Pages,
+    pub wmark_high: Pages,
+    pub active_anon: Pages,
+    pub inactive_anon: Pages,
+    pub active_file: Pages,
+    pub inactive_file: Pages,
+    /// Pages stored in compressed RAM (uncompressed size).
+    pub zram_stored: Pages,
+    /// RAM taken by the compressed store.
+    pub zram_used: Pages,
+    pub zram_capacity: Pages,
+    pub flash_swap_used: Pages,
+    pub flash_swap_capacity: Pages,
+}
+
+/// What a policy can observe. Implemented by the simulator and by the Linux daemon.
+pub trait SystemView {
+    fn now(&self) -> Nanos;
+    fn mem(&self) -> MemInfo;
+    fn foreground(&self) -> Option<AppId>;
+    /// Every app the backend knows, alive or not, in id order.
+    fn apps(&self) -> Vec<AppId>;
+    fn app(&self, id: AppId) -> Option<AppInfo>;
+    /// Share of the last sampling interval the CPUs were busy or waiting for I/O, 0..=1
+    /// (SmartLMK's launch tracker reads /proc/stat for this on Linux).
+    fn cpu_busy_iowait(&self) -> f64;
+}
+
+/// A memory-management policy. Policies never do I/O and never read a clock.
+pub trait Policy {
+    /// The policy's name as in the registry (DESIGN.md "Names").
+    fn name(&self) -> &'static str;
+    /// The kernel configuration and hooks the policy needs.
+    fn setup(&self) -> Setup;
+    /// React to an event; push the actions to take onto `out`.
+    fn on_event(&mut self, ev: &Event, view: &dyn SystemView, out: &mut Vec<Action>);
+}

@@ -1,0 +1,72 @@
+//! floe-policies: one file per scheme or baseline, and the registry that names them.
+//!
+//! Adding a policy touches its file, the [`REGISTRY`] list and its test.
+
+use floe_core::Policy;
+
+pub mod baselines;
+
+/// A registered policy: its CLI name, a one-line description, the paper that defines
+/// or uses it, and a constructor.
+pub struct Entry {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub source: &'static str,
+    pub make: fn() -> Box<dyn Policy>,
+}
+
+/// Every policy floe knows, in the order of DESIGN.md "Names".
+pub static REGISTRY: &[Entry] = &[
+    Entry {
+        name: "android-lmk",
+        about: "vanilla Android: no swap, in-kernel LMK by minfree and oom_adj",
+        source: "baseline of every seed (SEAL 'No-SWAP', Selective 'original Android')",
+        make: || Box::new(baselines::AndroidLmk),
+    },
+    Entry {
+        name: "lru-cfs",
+        about: "zram swap, kernel LRU reclaim, fair CFS scheduling, Android LMK",
+        source: "Ice §5.2 baseline 'LRU+CFS'",
+        make: || Box::new(baselines::LruCfs),
+    },
+    Entry {
+        name: "swap-all",
+        about: "swap on flash for every app, Android LMK",
+        source: "Selective §V baseline 'swap-all'",
+        make: || Box::new(baselines::SwapAll),
+    },
+    Entry {
+        name: "zswap",
+        about: "compressed pool in RAM writing back to flash swap, Android LMK",
+        source: "SEAL §V-C baseline 'ZSWAP'",
+        make: || Box::new(baselines::Zswap),
+    },
+];
+
+/// Finds a registered policy by name.
+pub fn lookup(name: &str) -> Option<&'static Entry> {
+    REGISTRY.iter().find(|e| e.name == name)
+}
+
+/// Builds a fresh instance of the named policy.
+pub fn make(name: &str) -> Option<Box<dyn Policy>> {
+    lookup(name).map(|e| (e.make)())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_names_are_unique_and_match_instances() {
+        for (i, e) in REGISTRY.iter().enumerate() {
+            assert!(
+                REGISTRY[..i].iter().all(|o| o.name != e.name),
+                "duplicate {}",
+                e.name
+            );
+            assert_eq!((e.make)().name(), e.name);
+        }
+        assert!(make("no-such-policy").is_none());
+    }
+}

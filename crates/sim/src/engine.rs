@@ -1,0 +1,1727 @@
+//! The discrete-event engine: apps, page faults, reclaim (kswapd and direct), swap
+//! tiers, the low-memory killer, UI frames, launches and the workload script, driving
+//! one policy through events and applying its actions.
+//!
+//! Events are ordered by (time, sequence number); every random choice comes from a
+//! seeded stream owned by one component, so a run is a pure function of its inputs.
+
+use crate::config::{AppSpec, Catalog, Device, Workload};
+use crate::cpu::{self, Cpu};
+use crate::flash::{Flash, Op};
+use crate::pages::{Loc, PageTable, F_LOCKED, F_REFERENCED, F_SHADOW, F_YOUNG};
+use floe_core::{
+    Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LmkMode, MemInfo,
+    Metrics, Nanos, PageKind, Pages, Param, Policy, RunRecord, Setup, SwapSetup, SystemView,
+};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+/// Display refresh period at 60 Hz.
+pub const VSYNC: Nanos = Nanos(16_666_667);
+/// A frame slower than this is an interaction alert (Systrace's 16.6 ms).
+pub const ALERT: Nanos = Nanos(16_600_000);
+/// Pages reclaimed per reclaim pass (the kernel's SWAP_CLUSTER_MAX).
+const RECLAIM_BATCH: u32 = 32;
+/// Assumption: CPU to scan one LRU page (page_referenced + list move), ~0.1 us on a
+/// 2 GHz mobile core.
+const SCAN_NS: u64 = 100;
+/// Assumption: CPU to unmap and free one page once chosen for eviction (rmap walk,
+/// TLB shootdown), ~0.6 us.
+const EVICT_NS: u64 = 600;
+/// Assumption: CPU of a minor fault that maps a zeroed or cached page, ~1 us.
+const MINOR_FAULT_NS: u64 = 1_000;
+/// File faults read an aligned cluster of this many pages (fault-around / readaround,
+/// the kernel reads 16-32 pages; Android lowers read_ahead_kb). Assumption: 8.
+const FILE_CLUSTER: u32 = 8;
+/// Assumption: an app grows to its full anonymous footprint at 64 MiB/s of use.
+const POPULATE_PAGES_PER_S: u32 = 64 * 256;
+/// Segments a launch is split into, so its faults and CPU interleave with other work.
+const LAUNCH_SEGMENTS: u32 = 8;
+/// Assumption: a background wakeup runs code as well as touching heap: file pages
+/// touched are a quarter of the anonymous pages touched.
+const BG_FILE_SHARE: u32 = 4;
+/// Assumption: flash swap partition size, 2 GiB (the seeds do not give one).
+const FLASH_SWAP_MIB: f64 = 2048.0;
+/// Idle foreground apps (non-interactive workloads) wake this often to grow.
+const IDLE_TICK: Nanos = Nanos::from_ms(100);
+/// The in-kernel LMK runs at most this often outside reclaim passes.
+const LMK_INTERVAL: Nanos = Nanos::from_ms(1);
+
+/// Options of one run beyond device, workload and policy.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    pub seed: u64,
+    /// Overrides the workload's `background.count`.
+    pub bg_apps: Option<usize>,
+    /// Overrides the workload's `balloon_mib`.
+    pub balloon_mib: Option<f64>,
+}
+
+/// Counters of things that happen; metrics are their difference over the measured part.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counters {
+    refaults: [[u64; 2]; 2], // [fg][anon=0/file=1]
+    reclaimed: u64,
+    kills: u64,
+    freezes: u64,
+    thaws: u64,
+    cpu_app_ns: u64,
+    cpu_kswapd_ns: u64,
+    cpu_compress_ns: u64,
+    cpu_prepage_ns: u64,
+    touches: u64,
+}
+
+/// Workload script steps.
+#[derive(Clone, Debug)]
+enum Step {
+    Launch {
+        app: u16,
+        round: u32,
+        measured: bool,
+    },
+    Use {
+        secs: f64,
+        interactive: bool,
+        measured: bool,
+    },
+    Home {
+        secs: f64,
+    },
+    MeasureStart,
+}
+
+#[derive(Clone, Debug)]
+enum Cont {
+    Frame {
+        app: u16,
+        life: u32,
+        start: Nanos,
+        render: bool,
+    },
+    LaunchSeg {
+        app: u16,
+        life: u32,
+    },
+    Bg {
+        app: u16,
+        life: u32,
+        gen: u32,
+    },
+    Kswapd,
+}
+
+#[derive(Clone, Debug)]
+enum Ev {
+    Step,
+    CpuDone,
+    Tick {
+        app: u16,
+        life: u32,
+        gen: u32,
+    },
+    BgWake {
+        app: u16,
+        life: u32,
+        gen: u32,
+    },
+    Job {
+        work: Nanos,
+        app: Option<u16>,
+        cont: Cont,
+    },
+    PolicyTick,
+    Kswapd,
+}
+
+struct Queued {
+    at: Nanos,
+    seq: u64,
+    ev: Ev,
+}
+impl PartialEq for Queued {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Queued {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.at, self.seq).cmp(&(o.at, o.seq))
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Launch {
+    kind: LaunchKind,
+    start: Nanos,
+    seg: u32,
+    cpu_per_seg: Nanos,
+    anon_from: u32,
+    measured: bool,
+    round: u32,
+}
+
+struct AppRt {
+    spec: AppSpec,
+    base: u32,
+    anon: u32,
+    file: u32,
+    launch_anon: u32,
+    launch_file: u32,
+    ws_anon: u32,
+    ws_file: u32,
+    bg_touch: u32,
+    cold_cpu: Nanos,
+    warm_cpu: Nanos,
+    /// Anonymous pages allocated so far: the prefix [0, populated) of its anon range.
+    populated: u32,
+    state: AppState,
+    oom_adj: i32,
+    last_used: Nanos,
+    unkillable: bool,
+    swappable: bool,
+    class: Option<CpuClass>,
+    /// Incarnation: bumped when the process dies, so its pending events are void.
+    life: u32,
+    /// Generation of the app's tick / background chain.
+    gen: u32,
+    frame_busy: bool,
+    launch: Option<Launch>,
+    rng: ChaCha8Rng,
+}
+
+/// Where the thread doing some work stands: its I/O-wait cursor and extra CPU.
+#[derive(Clone, Copy, Debug)]
+struct Ctx {
+    t: Nanos,
+    cpu: Nanos,
+    compress: Nanos,
+}
+
+/// One simulation run.
+pub struct Sim {
+    now: Nanos,
+    seq: u64,
+    queue: BinaryHeap<Reverse<Queued>>,
+    pages: PageTable,
+    apps: Vec<AppRt>,
+    cpu: Cpu<Cont>,
+    cpu_event_at: Option<Nanos>,
+    flash: Flash,
+    policy: Option<Box<dyn Policy>>,
+    setup: Setup,
+    device: Device,
+    workload: Workload,
+    params: BTreeMap<String, Param>,
+    seed: u64,
+    usable: i64,
+    wmark: [i64; 3],
+    minfree: Vec<(i32, i64)>,
+    zram_ratio: f64,
+    compress_ns: u64,
+    decompress_ns: u64,
+    zram_stored: i64,
+    zram_cap: i64,
+    flash_used: i64,
+    flash_cap: i64,
+    age: u32,
+    kswapd_active: bool,
+    last_lmk: Option<Nanos>,
+    fg: Option<u16>,
+    in_use: bool,
+    interactive: bool,
+    script: Vec<Step>,
+    pc: usize,
+    rng_bg: ChaCha8Rng,
+    c: Counters,
+    base: Counters,
+    measuring: bool,
+    flash_base: (u64, u64),
+    frames: u64,
+    alerts: u64,
+    use_ns: u64,
+    launches: Vec<(LaunchKind, Nanos, u32)>,
+    pending: Vec<Event>,
+    actions: Vec<Action>,
+    done: Vec<Cont>,
+    busy_sample: (Nanos, f64, u64),
+    util: f64,
+    ended: bool,
+}
+
+fn stream(seed: u64, component: u64) -> ChaCha8Rng {
+    // splitmix64 of (seed, component) so streams are independent.
+    let mut z = seed ^ component.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ChaCha8Rng::seed_from_u64(z ^ (z >> 31))
+}
+
+fn pages_of(mib: f64) -> u32 {
+    Pages::from_mib_f64(mib).0 as u32
+}
+
+impl Sim {
+    /// Builds a run. Background apps are drawn from the workload's pool with the seed.
+    pub fn new(
+        device: &Device,
+        workload: &Workload,
+        catalog: &Catalog,
+        policy: Box<dyn Policy>,
+        opts: &RunOptions,
+    ) -> Sim {
+        let setup = policy.setup();
+        let mut rng_wl = stream(opts.seed, 1);
+        // Background apps: a seeded draw from the pool, excluding the measured apps.
+        let mut chosen: Vec<String> = Vec::new();
+        let mut bg_count = 0;
+        if let Some(bg) = &workload.background {
+            let mut pool: Vec<&String> = bg
+                .pool
+                .iter()
+                .filter(|n| !workload.sequence.contains(n))
+                .collect();
+            pool.dedup();
+            bg_count = opts.bg_apps.unwrap_or(bg.count).min(pool.len());
+            for _ in 0..bg_count {
+                let i = rng_wl.gen_range(0..pool.len());
+                chosen.push(pool.remove(i).clone());
+            }
+        }
+        let mut names: Vec<String> = chosen.clone();
+        for n in &workload.sequence {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+        let specs: Vec<AppSpec> = names
+            .iter()
+            .map(|n| {
+                catalog
+                    .get(n)
+                    .expect("workload validated against catalog")
+                    .clone()
+            })
+            .collect();
+        let sizes: Vec<(u32, u32)> = specs
+            .iter()
+            .map(|s| (pages_of(s.anon_mib).max(1), pages_of(s.file_mib).max(1)))
+            .collect();
+        let (pages, bases) = PageTable::new(&sizes);
+        let flash_read_4k_ns = device.flash.read_4k_us * 1e3;
+        let seq_ns_per_page = 4096.0 * 1e9 / (device.flash.seq_read_mib_s * 1024.0 * 1024.0);
+        let apps = specs
+            .into_iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                let (anon, file) = sizes[i];
+                let launch_file = pages_of(spec.launch_file_mib).min(file);
+                // A cold launch's CPU is its published launch time less the time to read
+                // its launch files on this device's flash (cluster reads), but at least
+                // half of it: derived, not fitted.
+                let io_ns = (launch_file as f64 / FILE_CLUSTER as f64)
+                    * (flash_read_4k_ns + (FILE_CLUSTER - 1) as f64 * seq_ns_per_page);
+                let cold = (spec.cold_launch_ms * 1e6 - io_ns).max(spec.cold_launch_ms * 0.5e6);
+                AppRt {
+                    base: bases[i],
+                    anon,
+                    file,
+                    launch_anon: pages_of(spec.launch_anon_mib).min(anon),
+                    launch_file,
+                    ws_anon: pages_of(spec.ws_anon_mib).min(anon),
+                    ws_file: pages_of(spec.ws_file_mib).min(file),
+                    bg_touch: pages_of(spec.bg_touch_mib).min(anon),
+                    cold_cpu: Nanos(cold as u64),
+                    warm_cpu: Nanos::from_ms_f64(spec.warm_launch_ms),
+                    populated: 0,
+                    state: AppState::Dead,
+                    oom_adj: 1001,
+                    last_used: Nanos::ZERO,
+                    unkillable: false,
+                    swappable: true,
+                    class: None,
+                    life: 0,
+                    gen: 0,
+                    frame_busy: false,
+                    launch: None,
+                    rng: stream(opts.seed, 100 + i as u64),
+                    spec,
+                }
+            })
+            .collect();
+        let balloon = opts.balloon_mib.unwrap_or(workload.balloon_mib);
+        let m = &device.memory;
+        let usable = pages_of((m.app_mem_mib - balloon).max(m.watermark_high_mib * 2.0)) as i64;
+        let zram_cap = match setup.swap {
+            SwapSetup::Zram | SwapSetup::Zswap => pages_of(device.zram.size_mib) as i64,
+            _ => 0,
+        };
+        let flash_cap = match setup.swap {
+            SwapSetup::Flash | SwapSetup::Zswap => pages_of(FLASH_SWAP_MIB) as i64,
+            _ => 0,
+        };
+        // Script: background apps are launched and used, then the measured sequence.
+        let mut script = Vec::new();
+        if let Some(bg) = &workload.background {
+            for n in &chosen {
+                let app = names.iter().position(|x| x == n).unwrap() as u16;
+                script.push(Step::Launch {
+                    app,
+                    round: 0,
+                    measured: false,
+                });
+                script.push(Step::Use {
+                    secs: bg.use_s,
+                    interactive: false,
+                    measured: false,
+                });
+            }
+        }
+        script.push(Step::MeasureStart);
+        for round in 0..workload.rounds {
+            for n in &workload.sequence {
+                let app = names.iter().position(|x| x == n).unwrap() as u16;
+                script.push(Step::Launch {
+                    app,
+                    round,
+                    measured: true,
+                });
+                script.push(Step::Use {
+                    secs: workload.use_s,
+                    interactive: workload.interactive,
+                    measured: true,
+                });
+                if workload.idle_s > 0.0 {
+                    script.push(Step::Home {
+                        secs: workload.idle_s,
+                    });
+                }
+            }
+        }
+        let mut params = BTreeMap::new();
+        if workload.background.is_some() {
+            params.insert("bg_apps".to_string(), Param::Int(bg_count as i64));
+        }
+        params.insert("balloon_mib".to_string(), Param::Float(balloon));
+        let mut sim = Sim {
+            now: Nanos::ZERO,
+            seq: 0,
+            queue: BinaryHeap::new(),
+            pages,
+            apps,
+            cpu: Cpu::new(device.cpu.cores),
+            cpu_event_at: None,
+            flash: Flash::new(&device.flash),
+            policy: Some(policy),
+            setup,
+            device: device.clone(),
+            workload: workload.clone(),
+            params,
+            seed: opts.seed,
+            usable,
+            wmark: [
+                pages_of(m.watermark_min_mib) as i64,
+                pages_of(m.watermark_low_mib) as i64,
+                pages_of(m.watermark_high_mib) as i64,
+            ],
+            minfree: m
+                .minfree
+                .iter()
+                .map(|&(adj, mib)| (adj, pages_of(mib) as i64))
+                .collect(),
+            zram_ratio: device.zram.ratio,
+            compress_ns: (device.zram.compress_us_per_page * 1e3) as u64,
+            decompress_ns: (device.zram.decompress_us_per_page * 1e3) as u64,
+            zram_stored: 0,
+            zram_cap,
+            flash_used: 0,
+            flash_cap,
+            age: 0,
+            kswapd_active: false,
+            last_lmk: None,
+            fg: None,
+            in_use: false,
+            interactive: false,
+            script,
+            pc: 0,
+            rng_bg: stream(opts.seed, 2),
+            c: Counters::default(),
+            base: Counters::default(),
+            measuring: false,
+            flash_base: (0, 0),
+            frames: 0,
+            alerts: 0,
+            use_ns: 0,
+            launches: Vec::new(),
+            pending: Vec::new(),
+            actions: Vec::new(),
+            done: Vec::new(),
+            busy_sample: (Nanos::ZERO, 0.0, 0),
+            util: 0.0,
+            ended: false,
+        };
+        sim.push(Nanos::ZERO, Ev::Step);
+        if let Some(t) = sim.setup.tick {
+            sim.push(t, Ev::PolicyTick);
+        }
+        sim
+    }
+
+    fn push(&mut self, at: Nanos, ev: Ev) {
+        self.seq += 1;
+        self.queue.push(Reverse(Queued {
+            at,
+            seq: self.seq,
+            ev,
+        }));
+    }
+
+    /// Runs the whole workload and returns its record.
+    pub fn run(mut self) -> RunRecord {
+        self.run_to_end();
+        self.record()
+    }
+
+    /// Runs until the workload script is finished.
+    pub fn run_to_end(&mut self) {
+        while !self.ended {
+            let Some(Reverse(q)) = self.queue.pop() else {
+                break;
+            };
+            self.now = q.at;
+            self.handle(q.ev);
+            self.flush_policy();
+            self.sync_cpu();
+        }
+    }
+
+    /// Page accesses simulated so far (for the benchmark).
+    pub fn touches(&self) -> u64 {
+        self.c.touches
+    }
+
+    /// Simulated time so far.
+    pub fn now_ns(&self) -> Nanos {
+        self.now
+    }
+
+    /// Checks the page table and memory accounting (used by property tests).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.pages.check()?;
+        let zram: i64 = (0..self.apps.len())
+            .map(|a| self.pages.count(a as u16, Loc::Zram) as i64)
+            .sum();
+        let flash: i64 = (0..self.apps.len())
+            .map(|a| self.pages.count(a as u16, Loc::Flash) as i64)
+            .sum();
+        if zram != self.zram_stored || flash != self.flash_used {
+            return Err(format!(
+                "swap accounting: zram {zram} vs {}, flash {flash} vs {}",
+                self.zram_stored, self.flash_used
+            ));
+        }
+        if self.zram_stored > self.zram_cap || self.flash_used > self.flash_cap {
+            return Err("swap over capacity".into());
+        }
+        for (i, a) in self.apps.iter().enumerate() {
+            let i = i as u16;
+            let anon_in_use: u32 = [Loc::InactiveAnon, Loc::ActiveAnon, Loc::Zram, Loc::Flash]
+                .iter()
+                .map(|&l| self.pages_of_app_kind(i, l, true))
+                .sum();
+            if a.state == AppState::Dead && anon_in_use != 0 {
+                return Err(format!(
+                    "dead app {} holds {anon_in_use} anon pages",
+                    a.spec.name
+                ));
+            }
+            if anon_in_use > a.populated {
+                return Err(format!(
+                    "app {} holds {anon_in_use} anon pages but allocated {}",
+                    a.spec.name, a.populated
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn pages_of_app_kind(&self, app: u16, l: Loc, anon: bool) -> u32 {
+        // Anon and file pages never share a list location except Absent.
+        let is_anon_loc = matches!(
+            l,
+            Loc::InactiveAnon | Loc::ActiveAnon | Loc::Zram | Loc::Flash
+        );
+        if is_anon_loc == anon {
+            self.pages.count(app, l)
+        } else {
+            0
+        }
+    }
+
+    // ----- memory accounting -----
+
+    fn resident(&self) -> i64 {
+        [
+            Loc::InactiveAnon,
+            Loc::ActiveAnon,
+            Loc::InactiveFile,
+            Loc::ActiveFile,
+        ]
+        .iter()
+        .map(|&l| self.pages.list_len(l) as i64)
+        .sum()
+    }
+
+    fn zram_pool_pages(&self) -> i64 {
+        (self.zram_stored as f64 / self.zram_ratio).ceil() as i64
+    }
+
+    fn free(&self) -> i64 {
+        self.usable - self.resident() - self.zram_pool_pages()
+    }
+
+    fn file_lru(&self) -> i64 {
+        (self.pages.list_len(Loc::InactiveFile) + self.pages.list_len(Loc::ActiveFile)) as i64
+    }
+
+    // ----- the event loop -----
+
+    fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::Step => self.step(),
+            Ev::CpuDone => self.cpu_done(),
+            Ev::Tick { app, life, gen } => self.tick(app, life, gen),
+            Ev::BgWake { app, life, gen } => self.bg_wake(app, life, gen),
+            Ev::Job { work, app, cont } => self.add_job(work, app, cont),
+            Ev::PolicyTick => {
+                let dt = self.now.0.saturating_sub(self.busy_sample.0 .0).max(1);
+                let busy = (self.cpu.busy_core_ns - self.busy_sample.1)
+                    / (dt as f64 * self.cpu.cores() as f64);
+                let io = (self.flash.busy_ns - self.busy_sample.2) as f64 / dt as f64;
+                self.util = (busy + io.min(1.0) * (1.0 - busy)).clamp(0.0, 1.0);
+                self.busy_sample = (self.now, self.cpu.busy_core_ns, self.flash.busy_ns);
+                self.pending.push(Event::Tick);
+                if let Some(t) = self.setup.tick {
+                    self.push(self.now + t, Ev::PolicyTick);
+                }
+            }
+            Ev::Kswapd => self.kswapd_batch(),
+        }
+    }
+
+    fn sync_cpu(&mut self) {
+        if let Some(t) = self.cpu.next_completion() {
+            if self.cpu_event_at != Some(t) {
+                self.cpu_event_at = Some(t);
+                self.push(t, Ev::CpuDone);
+            }
+        }
+    }
+
+    fn cpu_done(&mut self) {
+        if self.cpu_event_at == Some(self.now) {
+            self.cpu_event_at = None;
+        }
+        let mut done = std::mem::take(&mut self.done);
+        self.cpu.finish(self.now, &mut done);
+        for c in done.drain(..) {
+            match c {
+                Cont::Frame {
+                    app,
+                    life,
+                    start,
+                    render,
+                } => self.frame_done(app, life, start, render),
+                Cont::LaunchSeg { app, life } => self.launch_seg_done(app, life),
+                Cont::Bg { app, life, gen } => {
+                    if self.apps[app as usize].life == life {
+                        self.schedule_bg(app, gen);
+                    }
+                }
+                Cont::Kswapd => self.kswapd_batch(),
+            }
+        }
+        self.done = done;
+    }
+
+    fn weight_of(&self, app: u16) -> u32 {
+        let a = &self.apps[app as usize];
+        if let Some(c) = a.class {
+            return cpu::weight(c);
+        }
+        let fg = self.fg == Some(app);
+        match (self.setup.cpu, fg) {
+            (CpuMode::FgBoost, true) => cpu::WEIGHT_BOOSTED,
+            _ => cpu::WEIGHT_NORMAL,
+        }
+    }
+
+    /// Starts a CPU job now, or when `ctx.t` (its I/O wait) is over.
+    fn start_job(&mut self, ctx: Ctx, base_work: Nanos, app: Option<u16>, cont: Cont) {
+        let work = base_work + ctx.cpu;
+        match app {
+            Some(_) => self.c.cpu_app_ns += work.0,
+            None => self.c.cpu_kswapd_ns += work.0,
+        }
+        self.c.cpu_compress_ns += ctx.compress.0;
+        if ctx.t > self.now {
+            self.push(ctx.t, Ev::Job { work, app, cont });
+        } else {
+            self.add_job(work, app, cont);
+        }
+    }
+
+    fn add_job(&mut self, work: Nanos, app: Option<u16>, cont: Cont) {
+        let (weight, paused) = match app {
+            Some(a) => {
+                let life_ok = match &cont {
+                    Cont::Frame { life, .. }
+                    | Cont::LaunchSeg { life, .. }
+                    | Cont::Bg { life, .. } => *life == self.apps[a as usize].life,
+                    Cont::Kswapd => true,
+                };
+                if !life_ok {
+                    return;
+                }
+                (
+                    self.weight_of(a),
+                    self.apps[a as usize].state == AppState::Frozen,
+                )
+            }
+            None => (cpu::WEIGHT_NORMAL, false),
+        };
+        self.cpu.add(self.now, work, weight, app, paused, cont);
+    }
+
+    // ----- the workload script -----
+
+    fn step(&mut self) {
+        self.in_use = false;
+        let Some(step) = self.script.get(self.pc).cloned() else {
+            self.ended = true;
+            return;
+        };
+        self.pc += 1;
+        match step {
+            Step::MeasureStart => {
+                self.measuring = true;
+                self.base = self.c;
+                self.flash_base = (self.flash.read_bytes, self.flash.write_bytes);
+                self.push(self.now, Ev::Step);
+            }
+            Step::Launch {
+                app,
+                round,
+                measured,
+            } => self.launch(app, round, measured),
+            Step::Use {
+                secs,
+                interactive,
+                measured,
+            } => {
+                self.in_use = true;
+                self.interactive = interactive;
+                if measured && interactive {
+                    self.use_ns += Nanos::from_secs_f64(secs).0;
+                }
+                self.push(self.now + Nanos::from_secs_f64(secs), Ev::Step);
+            }
+            Step::Home { secs } => {
+                if let Some(prev) = self.fg.take() {
+                    self.to_background(prev);
+                    self.pending.push(Event::AppSwitch {
+                        from: Some(AppId(prev)),
+                        to: None,
+                    });
+                }
+                self.recompute_adj();
+                self.push(self.now + Nanos::from_secs_f64(secs), Ev::Step);
+            }
+        }
+    }
+
+    fn to_background(&mut self, app: u16) {
+        let a = &mut self.apps[app as usize];
+        a.last_used = self.now;
+        if matches!(a.state, AppState::Foreground | AppState::Launching) {
+            a.state = AppState::Cached;
+            a.gen += 1;
+            let gen = a.gen;
+            let w = self.weight_of(app);
+            self.cpu.set_weight(self.now, app, w);
+            self.schedule_bg(app, gen);
+        }
+    }
+
+    /// Android's oom_adj rules: foreground 0, perceptible 200, cached 900 and up by
+    /// recency (most recent first, 10 apart, at most 999).
+    fn recompute_adj(&mut self) {
+        let mut cached: Vec<(Reverse<Nanos>, u16)> = Vec::new();
+        for (i, a) in self.apps.iter_mut().enumerate() {
+            a.oom_adj = match a.state {
+                AppState::Dead => 1001,
+                _ if self.fg == Some(i as u16) => 0,
+                _ if a.spec.perceptible => 200,
+                _ => {
+                    cached.push((Reverse(a.last_used), i as u16));
+                    continue;
+                }
+            };
+        }
+        cached.sort();
+        for (rank, (_, i)) in cached.into_iter().enumerate() {
+            self.apps[i as usize].oom_adj = (900 + 10 * rank as i32).min(999);
+        }
+    }
+
+    fn launch(&mut self, app: u16, round: u32, measured: bool) {
+        let prev = self.fg;
+        if let Some(p) = prev.filter(|&p| p != app) {
+            self.to_background(p);
+        }
+        let kind = if self.apps[app as usize].state == AppState::Dead {
+            LaunchKind::Cold
+        } else {
+            LaunchKind::Warm
+        };
+        // The policy hears of the launch before it begins (Ice thaws here).
+        self.fg = Some(app);
+        self.pending.push(Event::LaunchStarted {
+            app: AppId(app),
+            kind,
+        });
+        self.pending.push(Event::AppSwitch {
+            from: prev.map(AppId),
+            to: Some(AppId(app)),
+        });
+        self.flush_policy();
+        let a = &mut self.apps[app as usize];
+        if a.state == AppState::Dead {
+            a.state = AppState::Launching;
+            a.populated = 0;
+            self.pending.push(Event::AppStarted { app: AppId(app) });
+        } else {
+            if a.state == AppState::Frozen {
+                // A launch always runs the app: thaw it if the policy did not.
+                self.thaw(app);
+            }
+            self.apps[app as usize].state = AppState::Launching;
+        }
+        let a = &mut self.apps[app as usize];
+        a.gen += 1;
+        let anon_from = match kind {
+            LaunchKind::Cold => 0,
+            LaunchKind::Warm => {
+                let span = a.populated.saturating_sub(a.launch_anon);
+                if span == 0 {
+                    0
+                } else {
+                    a.rng.gen_range(0..=span)
+                }
+            }
+        };
+        let cpu_total = if kind == LaunchKind::Cold {
+            a.cold_cpu
+        } else {
+            a.warm_cpu
+        };
+        a.launch = Some(Launch {
+            kind,
+            start: self.now,
+            seg: 0,
+            cpu_per_seg: Nanos(cpu_total.0 / LAUNCH_SEGMENTS as u64),
+            anon_from,
+            measured,
+            round,
+        });
+        let w = self.weight_of(app);
+        self.cpu.set_weight(self.now, app, w);
+        self.recompute_adj();
+        self.launch_seg(app);
+    }
+
+    fn launch_seg(&mut self, app: u16) {
+        let a = &self.apps[app as usize];
+        let l = a.launch.clone().expect("launching");
+        let (s, n) = (l.seg, LAUNCH_SEGMENTS);
+        let f0 = a.launch_file * s / n;
+        let f1 = a.launch_file * (s + 1) / n;
+        let a0 = l.anon_from + a.launch_anon * s / n;
+        let a1 = l.anon_from + a.launch_anon * (s + 1) / n;
+        let life = a.life;
+        let mut ctx = Ctx {
+            t: self.now,
+            cpu: Nanos::ZERO,
+            compress: Nanos::ZERO,
+        };
+        for i in f0..f1 {
+            self.touch(app, self.apps[app as usize].anon + i, &mut ctx);
+        }
+        for i in a0..a1 {
+            let a = &mut self.apps[app as usize];
+            if i >= a.populated {
+                a.populated = i + 1;
+            }
+            self.touch(app, i, &mut ctx);
+        }
+        if self.apps[app as usize].life == life {
+            self.start_job(ctx, l.cpu_per_seg, Some(app), Cont::LaunchSeg { app, life });
+        }
+    }
+
+    fn launch_seg_done(&mut self, app: u16, life: u32) {
+        if self.apps[app as usize].life != life {
+            return;
+        }
+        let Some(l) = self.apps[app as usize].launch.as_mut() else {
+            return;
+        };
+        l.seg += 1;
+        if l.seg < LAUNCH_SEGMENTS {
+            self.launch_seg(app);
+            return;
+        }
+        let l = self.apps[app as usize].launch.take().unwrap();
+        let latency = self.now - l.start;
+        if l.measured {
+            self.launches.push((l.kind, latency, l.round));
+        }
+        let a = &mut self.apps[app as usize];
+        a.state = AppState::Foreground;
+        a.gen += 1;
+        let gen = a.gen;
+        self.pending.push(Event::LaunchDone {
+            app: AppId(app),
+            kind: l.kind,
+            latency,
+        });
+        // The foreground app's render/idle loop starts at the next vsync.
+        let next = Nanos(self.now.0.div_ceil(VSYNC.0) * VSYNC.0);
+        self.push(next, Ev::Tick { app, life, gen });
+        self.push(self.now, Ev::Step);
+    }
+
+    // ----- the foreground app -----
+
+    fn tick(&mut self, app: u16, life: u32, gen: u32) {
+        let a = &self.apps[app as usize];
+        if a.life != life || a.gen != gen || a.state != AppState::Foreground || self.fg != Some(app)
+        {
+            return;
+        }
+        if a.frame_busy {
+            // The previous frame is still running: this vsync is missed.
+            self.push(self.now + VSYNC, Ev::Tick { app, life, gen });
+            return;
+        }
+        let render = self.in_use && self.interactive;
+        let mut ctx = Ctx {
+            t: self.now,
+            cpu: Nanos::ZERO,
+            compress: Nanos::ZERO,
+        };
+        // Grow towards the full anonymous footprint.
+        let per_tick = if render {
+            POPULATE_PAGES_PER_S / 60
+        } else {
+            POPULATE_PAGES_PER_S / 10
+        };
+        let (pop, anon) = (a.populated, a.anon);
+        let grow_to = (pop + per_tick).min(anon);
+        for i in pop..grow_to {
+            self.apps[app as usize].populated = i + 1;
+            self.touch(app, i, &mut ctx);
+        }
+        let work = if render {
+            let a = &self.apps[app as usize];
+            let (wa, wf) = (a.ws_anon.min(a.populated), a.ws_file);
+            let (na, nf) = (a.ws_anon.div_ceil(60), a.ws_file.div_ceil(60));
+            let file0 = a.anon;
+            for _ in 0..if wa > 0 { na } else { 0 } {
+                let p = self.apps[app as usize].rng.gen_range(0..wa);
+                self.touch(app, p, &mut ctx);
+            }
+            for _ in 0..if wf > 0 { nf } else { 0 } {
+                let p = self.apps[app as usize].rng.gen_range(0..wf);
+                self.touch(app, file0 + p, &mut ctx);
+            }
+            Nanos::from_ms_f64(self.apps[app as usize].spec.frame_cpu_ms)
+        } else {
+            Nanos::ZERO
+        };
+        if self.apps[app as usize].life != life {
+            return;
+        }
+        self.apps[app as usize].frame_busy = true;
+        self.start_job(
+            ctx,
+            work,
+            Some(app),
+            Cont::Frame {
+                app,
+                life,
+                start: self.now,
+                render,
+            },
+        );
+    }
+
+    fn frame_done(&mut self, app: u16, life: u32, start: Nanos, render: bool) {
+        let a = &mut self.apps[app as usize];
+        if a.life != life {
+            return;
+        }
+        a.frame_busy = false;
+        if render && self.measuring {
+            self.frames += 1;
+            if self.now - start > ALERT {
+                self.alerts += 1;
+            }
+        }
+        let gen = a.gen;
+        let next = if render {
+            Nanos((self.now.0 / VSYNC.0 + 1) * VSYNC.0)
+        } else {
+            (start + IDLE_TICK).max(self.now)
+        };
+        self.push(next, Ev::Tick { app, life, gen });
+    }
+
+    // ----- background activity -----
+
+    fn schedule_bg(&mut self, app: u16, gen: u32) {
+        let a = &mut self.apps[app as usize];
+        if a.gen != gen || a.state != AppState::Cached {
+            return;
+        }
+        let mean = a.spec.bg_period_s;
+        let u: f64 = self.rng_bg.gen_range(f64::EPSILON..1.0);
+        let after = Nanos::from_secs_f64(-mean * u.ln());
+        let life = a.life;
+        self.push(self.now + after, Ev::BgWake { app, life, gen });
+    }
+
+    fn bg_wake(&mut self, app: u16, life: u32, gen: u32) {
+        let a = &self.apps[app as usize];
+        if a.life != life || a.gen != gen || a.state != AppState::Cached {
+            return;
+        }
+        let mut ctx = Ctx {
+            t: self.now,
+            cpu: Nanos::ZERO,
+            compress: Nanos::ZERO,
+        };
+        let (n, pop) = (a.bg_touch, a.populated);
+        let (nf, wf, file0) = (a.bg_touch / BG_FILE_SHARE, a.ws_file, a.anon);
+        if pop > 0 {
+            for _ in 0..n {
+                let p = self.apps[app as usize].rng.gen_range(0..pop);
+                self.touch(app, p, &mut ctx);
+            }
+        }
+        if wf > 0 {
+            for _ in 0..nf {
+                let p = self.apps[app as usize].rng.gen_range(0..wf);
+                self.touch(app, file0 + p, &mut ctx);
+            }
+        }
+        if self.apps[app as usize].life != life {
+            return;
+        }
+        let work = Nanos::from_ms_f64(self.apps[app as usize].spec.bg_cpu_ms);
+        self.start_job(ctx, work, Some(app), Cont::Bg { app, life, gen });
+    }
+
+    // ----- page access and faults -----
+
+    /// Access page `idx` of `app` (anon pages first, then file pages).
+    fn touch(&mut self, app: u16, idx: u32, ctx: &mut Ctx) {
+        self.c.touches += 1;
+        let p = self.apps[app as usize].base + idx;
+        let loc = self.pages.loc(p);
+        if loc.resident() {
+            self.pages.set_flag(p, F_YOUNG, true);
+            return;
+        }
+        if self.apps[app as usize].state == AppState::Dead {
+            return;
+        }
+        let anon = self.pages.is_anon(p);
+        let refault = self.pages.has(p, F_SHADOW);
+        match loc {
+            Loc::Absent if anon => {}
+            Loc::Absent => {
+                // A file page not in the page cache: read its aligned cluster.
+                let a = &self.apps[app as usize];
+                let file0 = a.base + a.anon;
+                let first = file0 + ((p - file0) / FILE_CLUSTER) * FILE_CLUSTER;
+                let last = (first + FILE_CLUSTER).min(file0 + a.file);
+                let mut n = 0;
+                for q in first..last {
+                    if q != p && self.pages.loc(q) == Loc::Absent {
+                        self.alloc(ctx);
+                        self.insert_faulted(q, false);
+                        n += 1;
+                    }
+                }
+                ctx.t = self.flash.submit(ctx.t, Op::Read, (n + 1) * 4096);
+            }
+            Loc::Zram => {
+                ctx.cpu += Nanos(self.decompress_ns);
+                ctx.compress += Nanos(self.decompress_ns);
+                self.zram_stored -= 1;
+            }
+            Loc::Flash => {
+                ctx.t = self.flash.submit(ctx.t, Op::Read, 4096);
+                self.flash_used -= 1;
+            }
+            _ => unreachable!("resident handled above"),
+        }
+        ctx.cpu += Nanos(MINOR_FAULT_NS);
+        self.alloc(ctx);
+        self.insert_faulted(p, refault);
+        if refault {
+            let fg = self.fg == Some(app);
+            self.c.refaults[fg as usize][(!anon) as usize] += 1;
+            if self.setup.events.refaults {
+                self.pending.push(Event::Refault {
+                    app: AppId(app),
+                    kind: if anon { PageKind::Anon } else { PageKind::File },
+                    fg,
+                });
+            }
+        }
+    }
+
+    /// Puts a page just brought into memory on its LRU list. A refault whose distance
+    /// is within the active lists is activated at once (the kernel's workingset rule).
+    fn insert_faulted(&mut self, p: u32, refault: bool) {
+        let anon = self.pages.is_anon(p);
+        let mut active = anon; // new anonymous pages start active (pre-5.9 kernels)
+        if refault {
+            let distance = self.age.wrapping_sub(self.pages.shadow(p)) as i64;
+            let active_size = self.pages.list_len(Loc::ActiveFile) as i64
+                + if self.swap_possible() {
+                    self.pages.list_len(Loc::ActiveAnon) as i64
+                } else {
+                    0
+                };
+            active = distance <= active_size;
+        }
+        self.pages.set_flag(p, F_SHADOW | F_REFERENCED, false);
+        self.pages.set_flag(p, F_YOUNG, true);
+        let to = match (anon, active) {
+            (true, true) => Loc::ActiveAnon,
+            (true, false) => Loc::InactiveAnon,
+            (false, true) => Loc::ActiveFile,
+            (false, false) => Loc::InactiveFile,
+        };
+        self.pages.move_to(p, to);
+    }
+
+    /// Makes room for one page: wakes kswapd below the low watermark, reclaims
+    /// directly (stalling the caller) below the min watermark.
+    fn alloc(&mut self, ctx: &mut Ctx) {
+        let free = self.free();
+        if free <= self.wmark[1] && !self.kswapd_active {
+            self.kswapd_active = true;
+            self.push(self.now, Ev::Kswapd);
+        }
+        if free <= self.minfree.last().map_or(0, |m| m.1)
+            && self.last_lmk.is_none_or(|t| self.now >= t + LMK_INTERVAL)
+        {
+            self.lmk();
+        }
+        if self.free() <= self.wmark[0] {
+            let (got, cost, io) = self.shrink(RECLAIM_BATCH, ctx.t);
+            ctx.cpu += cost.0;
+            ctx.compress += cost.1;
+            ctx.t = ctx.t.max(io);
+            self.lmk();
+            if got == 0 && self.free() <= 0 {
+                self.oom_kill();
+            }
+        }
+    }
+
+    fn swap_possible(&self) -> bool {
+        self.zram_stored < self.zram_cap || self.flash_used < self.flash_cap
+    }
+
+    // ----- reclaim -----
+
+    fn kswapd_batch(&mut self) {
+        self.lmk();
+        if self.free() >= self.wmark[2] {
+            self.kswapd_active = false;
+            return;
+        }
+        self.kswapd_active = true;
+        let (got, cost, _io) = self.shrink(RECLAIM_BATCH, self.now);
+        if got == 0 {
+            self.kswapd_active = false;
+            return;
+        }
+        let ctx = Ctx {
+            t: self.now,
+            cpu: cost.0,
+            compress: cost.1,
+        };
+        self.start_job(ctx, Nanos::ZERO, None, Cont::Kswapd);
+    }
+
+    /// Reclaims up to `nr` pages from the LRU tails. Returns (pages freed, (CPU cost,
+    /// of which compression), when its flash writes are done).
+    fn shrink(&mut self, nr: u32, t: Nanos) -> (u32, (Nanos, Nanos), Nanos) {
+        let mut got = 0;
+        let mut scanned: u64 = 0;
+        let mut evicted: u64 = 0;
+        let mut compress = Nanos::ZERO;
+        let mut flash_writes: u64 = 0;
+        let budget = nr as u64 * 64;
+        let lru_gb = ((self.resident() as f64) / 262_144.0).max(1.0);
+        let inactive_ratio = (10.0 * lru_gb).sqrt().floor().max(1.0) as u32;
+        while got < nr && scanned < budget {
+            let anon_ok = self.swap_possible();
+            let ia =
+                self.pages.list_len(Loc::InactiveAnon) + self.pages.list_len(Loc::ActiveAnon) / 2;
+            let ifl =
+                self.pages.list_len(Loc::InactiveFile) + self.pages.list_len(Loc::ActiveFile) / 2;
+            let anon = anon_ok && ia > ifl;
+            let (inactive, active) = if anon {
+                (Loc::InactiveAnon, Loc::ActiveAnon)
+            } else {
+                (Loc::InactiveFile, Loc::ActiveFile)
+            };
+            if self.pages.list_len(inactive) * inactive_ratio < self.pages.list_len(active)
+                || self.pages.list_len(inactive) == 0
+            {
+                // Deactivate a batch from the active tail; the young bit is cleared.
+                for _ in 0..RECLAIM_BATCH {
+                    let Some(p) = self.pages.tail(active) else {
+                        break;
+                    };
+                    scanned += 1;
+                    self.pages.set_flag(p, F_YOUNG | F_REFERENCED, false);
+                    self.pages.move_to(p, inactive);
+                }
+            }
+            let Some(p) = self.pages.tail(inactive) else {
+                if !anon_ok
+                    || self.pages.list_len(Loc::InactiveFile) + self.pages.list_len(Loc::ActiveFile)
+                        == 0
+                {
+                    break;
+                }
+                continue;
+            };
+            scanned += 1;
+            if self.pages.has(p, F_YOUNG) {
+                self.pages.set_flag(p, F_YOUNG, false);
+                if anon || self.pages.has(p, F_REFERENCED) {
+                    self.pages.move_to(p, active);
+                } else {
+                    self.pages.set_flag(p, F_REFERENCED, true);
+                    self.pages.rotate(p);
+                }
+                continue;
+            }
+            if self.pages.has(p, F_LOCKED) {
+                self.pages.rotate(p);
+                continue;
+            }
+            if anon {
+                let app = self.pages.owner(p) as usize;
+                if !self.apps[app].swappable {
+                    self.pages.move_to(p, active);
+                    continue;
+                }
+                let tier = if self.zram_stored < self.zram_cap {
+                    Loc::Zram
+                } else {
+                    Loc::Flash
+                };
+                if tier == Loc::Zram {
+                    compress += Nanos(self.compress_ns);
+                    self.zram_stored += 1;
+                    if self.setup.swap == SwapSetup::Zswap && self.zram_stored >= self.zram_cap {
+                        // zswap: the pool is full; write its oldest entry back to flash.
+                        if let Some(old) = self
+                            .pages
+                            .tail(Loc::Zram)
+                            .filter(|_| self.flash_used < self.flash_cap)
+                        {
+                            compress += Nanos(self.decompress_ns);
+                            self.pages.move_to(old, Loc::Flash);
+                            self.zram_stored -= 1;
+                            self.flash_used += 1;
+                            flash_writes += 1;
+                        }
+                    }
+                } else {
+                    self.flash_used += 1;
+                    flash_writes += 1;
+                }
+                self.pages.move_to(p, tier);
+            } else {
+                self.pages.move_to(p, Loc::Absent);
+            }
+            self.pages.set_shadow(p, self.age);
+            self.age = self.age.wrapping_add(1);
+            evicted += 1;
+            got += 1;
+        }
+        let mut io_done = t;
+        if flash_writes > 0 {
+            io_done = self.flash.submit(t, Op::Write, flash_writes * 4096);
+        }
+        self.c.reclaimed += evicted;
+        let cpu = Nanos(scanned * SCAN_NS + evicted * EVICT_NS) + compress;
+        (got, (cpu, compress), io_done)
+    }
+
+    // ----- killing -----
+
+    /// The stock low-memory killer: the first minfree level (ascending adj) that both
+    /// free memory and the file cache are below sets the lowest adj that may die; the
+    /// victim is the highest adj, then the largest. Foreground and unkillable apps are
+    /// never chosen.
+    fn lmk(&mut self) {
+        self.last_lmk = Some(self.now);
+        if self.setup.lmk == LmkMode::OomOnly {
+            return;
+        }
+        let (free, file) = (self.free(), self.file_lru());
+        let Some(&(min_adj, _)) = self.minfree.iter().find(|&&(_, mf)| free < mf && file < mf)
+        else {
+            return;
+        };
+        if self.setup.lmk == LmkMode::Policy {
+            self.pending.push(Event::LowMemory {
+                min_adj,
+                free: Pages(free.max(0) as u64),
+            });
+            return;
+        }
+        if let Some(v) = self.pick_victim(min_adj) {
+            self.kill(v);
+        }
+    }
+
+    fn pick_victim(&self, min_adj: i32) -> Option<u16> {
+        (0..self.apps.len() as u16)
+            .filter(|&i| {
+                let a = &self.apps[i as usize];
+                a.state != AppState::Dead
+                    && self.fg != Some(i)
+                    && !a.unkillable
+                    && a.oom_adj >= min_adj
+            })
+            .max_by_key(|&i| (self.apps[i as usize].oom_adj, self.rss(i), Reverse(i)))
+    }
+
+    fn rss(&self, app: u16) -> u32 {
+        [
+            Loc::InactiveAnon,
+            Loc::ActiveAnon,
+            Loc::InactiveFile,
+            Loc::ActiveFile,
+        ]
+        .iter()
+        .map(|&l| self.pages.count(app, l))
+        .sum()
+    }
+
+    fn oom_kill(&mut self) {
+        if let Some(v) = self.pick_victim(i32::MIN) {
+            self.kill(v);
+        }
+    }
+
+    /// Kills an app: its anonymous memory (resident or swapped) is freed; its file
+    /// pages stay in the page cache, as they do on Linux.
+    fn kill(&mut self, app: u16) {
+        let a = &self.apps[app as usize];
+        if a.state == AppState::Dead || self.fg == Some(app) {
+            return;
+        }
+        let (base, pop) = (a.base, a.populated);
+        for p in base..base + pop {
+            match self.pages.loc(p) {
+                Loc::Zram => self.zram_stored -= 1,
+                Loc::Flash => self.flash_used -= 1,
+                _ => {}
+            }
+            self.pages.move_to(p, Loc::Absent);
+            self.pages
+                .set_flag(p, F_SHADOW | F_YOUNG | F_REFERENCED | F_LOCKED, false);
+        }
+        self.cpu.drop_app(self.now, app);
+        let a = &mut self.apps[app as usize];
+        a.state = AppState::Dead;
+        a.life += 1;
+        a.populated = 0;
+        a.frame_busy = false;
+        a.launch = None;
+        a.unkillable = false;
+        self.c.kills += 1;
+        self.pending.push(Event::AppDied { app: AppId(app) });
+        self.recompute_adj();
+    }
+
+    fn freeze(&mut self, app: u16) {
+        let a = &mut self.apps[app as usize];
+        if a.state != AppState::Cached || self.fg == Some(app) {
+            return;
+        }
+        a.state = AppState::Frozen;
+        a.gen += 1;
+        self.cpu.set_paused(self.now, app, true);
+        self.c.freezes += 1;
+    }
+
+    fn thaw(&mut self, app: u16) {
+        let a = &mut self.apps[app as usize];
+        if a.state != AppState::Frozen {
+            return;
+        }
+        a.state = AppState::Cached;
+        a.gen += 1;
+        let gen = a.gen;
+        self.cpu.set_paused(self.now, app, false);
+        self.c.thaws += 1;
+        self.schedule_bg(app, gen);
+    }
+
+    // ----- the policy -----
+
+    fn flush_policy(&mut self) {
+        let mut guard = 0;
+        while !self.pending.is_empty() {
+            guard += 1;
+            assert!(guard < 1_000, "policy and engine keep generating events");
+            let events = std::mem::take(&mut self.pending);
+            let mut policy = self.policy.take().expect("policy present");
+            let mut actions = std::mem::take(&mut self.actions);
+            for ev in &events {
+                if self.wanted(ev) {
+                    policy.on_event(ev, &*self, &mut actions);
+                }
+            }
+            self.policy = Some(policy);
+            for act in actions.drain(..) {
+                self.apply(act);
+            }
+            self.actions = actions;
+        }
+    }
+
+    fn wanted(&self, ev: &Event) -> bool {
+        let m = self.setup.events;
+        match ev {
+            Event::Tick => true,
+            Event::Refault { .. } => m.refaults,
+            Event::Pressure { .. } => m.pressure,
+            Event::LowMemory { .. } => true,
+            Event::AppSwitch { .. } | Event::LaunchStarted { .. } | Event::LaunchDone { .. } => {
+                m.launches
+            }
+            Event::AppStarted { .. } | Event::AppDied { .. } => m.lifecycle,
+        }
+    }
+
+    fn valid(&self, app: AppId) -> Option<u16> {
+        ((app.0 as usize) < self.apps.len()).then_some(app.0)
+    }
+
+    fn apply(&mut self, act: Action) {
+        match act {
+            Action::Freeze(a) => {
+                if let Some(a) = self.valid(a) {
+                    self.freeze(a)
+                }
+            }
+            Action::Thaw(a) => {
+                if let Some(a) = self.valid(a) {
+                    self.thaw(a)
+                }
+            }
+            Action::Kill(set) => {
+                for a in set {
+                    if let Some(a) = self.valid(a) {
+                        if !self.apps[a as usize].unkillable {
+                            self.kill(a);
+                        }
+                    }
+                }
+            }
+            Action::Reclaim { app, pages, tier } => {
+                if let Some(a) = self.valid(app) {
+                    self.reclaim_app(a, pages.0, tier);
+                }
+            }
+            Action::Prepage { app, pages } => {
+                if let Some(a) = self.valid(app) {
+                    self.prepage(a, pages.0);
+                }
+            }
+            Action::SetSwappable { app, swappable } => {
+                if let Some(a) = self.valid(app) {
+                    self.apps[a as usize].swappable = swappable;
+                }
+            }
+            Action::SetCpuPriority { app, class } => {
+                if let Some(a) = self.valid(app) {
+                    self.apps[a as usize].class = Some(class);
+                    let w = self.weight_of(a);
+                    self.cpu.set_weight(self.now, a, w);
+                }
+            }
+            Action::MarkUnkillable { app, unkillable } => {
+                if let Some(a) = self.valid(app) {
+                    self.apps[a as usize].unkillable = unkillable;
+                }
+            }
+        }
+    }
+
+    /// Moves up to `n` of the app's resident anonymous pages (oldest first) to `tier`,
+    /// on kswapd's CPU (process_madvise(MADV_PAGEOUT) runs in the caller's context; the
+    /// caller here is the policy daemon, accounted like kswapd).
+    fn reclaim_app(&mut self, app: u16, n: u64, tier: floe_core::SwapTier) {
+        let a = &self.apps[app as usize];
+        let (base, pop) = (a.base, a.populated);
+        let mut compress = Nanos::ZERO;
+        let (mut moved, mut writes) = (0u64, 0u64);
+        for p in base..base + pop {
+            if moved >= n {
+                break;
+            }
+            if !self.pages.loc(p).resident() || self.pages.has(p, F_LOCKED) {
+                continue;
+            }
+            let to = match tier {
+                floe_core::SwapTier::Zram if self.zram_stored < self.zram_cap => Loc::Zram,
+                floe_core::SwapTier::Flash if self.flash_used < self.flash_cap => Loc::Flash,
+                _ => break,
+            };
+            if to == Loc::Zram {
+                self.zram_stored += 1;
+                compress += Nanos(self.compress_ns);
+            } else {
+                self.flash_used += 1;
+                writes += 1;
+            }
+            self.pages.move_to(p, to);
+            self.pages.set_shadow(p, self.age);
+            self.age = self.age.wrapping_add(1);
+            moved += 1;
+        }
+        if writes > 0 {
+            self.flash.submit(self.now, Op::Write, writes * 4096);
+        }
+        self.c.reclaimed += moved;
+        self.c.cpu_kswapd_ns += moved * EVICT_NS + compress.0;
+        self.c.cpu_compress_ns += compress.0;
+    }
+
+    /// Brings up to `n` of the app's swapped anonymous pages back into memory.
+    fn prepage(&mut self, app: u16, n: u64) {
+        let a = &self.apps[app as usize];
+        let (base, pop) = (a.base, a.populated);
+        let mut ctx = Ctx {
+            t: self.now,
+            cpu: Nanos::ZERO,
+            compress: Nanos::ZERO,
+        };
+        let mut got = 0;
+        for p in base..base + pop {
+            if got >= n {
+                break;
+            }
+            match self.pages.loc(p) {
+                Loc::Zram => {
+                    ctx.cpu += Nanos(self.decompress_ns);
+                    self.zram_stored -= 1;
+                }
+                Loc::Flash => {
+                    ctx.t = self.flash.submit(ctx.t, Op::Read, 4096);
+                    self.flash_used -= 1;
+                }
+                _ => continue,
+            }
+            self.alloc(&mut ctx);
+            self.pages.set_flag(p, F_SHADOW, false);
+            self.pages.move_to(p, Loc::InactiveAnon);
+            got += 1;
+        }
+        self.c.cpu_prepage_ns += ctx.cpu.0;
+    }
+
+    // ----- results -----
+
+    fn record(&self) -> RunRecord {
+        let d = |a: u64, b: u64| a - b;
+        let (c, b) = (&self.c, &self.base);
+        let mut lat: Vec<f64> = self.launches.iter().map(|l| l.1.as_ms_f64()).collect();
+        let n = lat.len() as f64;
+        let mean = if lat.is_empty() {
+            0.0
+        } else {
+            lat.iter().sum::<f64>() / n
+        };
+        let stddev = if lat.is_empty() {
+            0.0
+        } else {
+            (lat.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt()
+        };
+        lat.sort_by(f64::total_cmp);
+        let pct = |q: f64| {
+            if lat.is_empty() {
+                0.0
+            } else {
+                lat[((q * (lat.len() - 1) as f64).round() as usize).min(lat.len() - 1)]
+            }
+        };
+        let warm: Vec<f64> = self
+            .launches
+            .iter()
+            .filter(|l| l.0 == LaunchKind::Warm)
+            .map(|l| l.1.as_ms_f64())
+            .collect();
+        let rounds = self.workload.rounds;
+        let caching = if rounds > 1 {
+            self.launches
+                .iter()
+                .filter(|l| l.0 == LaunchKind::Warm && l.2 > 0)
+                .count() as f64
+                / (rounds - 1) as f64
+        } else {
+            0.0
+        };
+        let use_s = self.use_ns as f64 / 1e9;
+        let metrics = Metrics {
+            fps: if use_s > 0.0 {
+                self.frames as f64 / use_s
+            } else {
+                0.0
+            },
+            ria: if self.frames > 0 {
+                self.alerts as f64 / self.frames as f64
+            } else {
+                0.0
+            },
+            interaction_alerts: self.alerts,
+            frames: self.frames,
+            launches_cold: self
+                .launches
+                .iter()
+                .filter(|l| l.0 == LaunchKind::Cold)
+                .count() as u64,
+            launches_warm: warm.len() as u64,
+            launch_ms_mean: mean,
+            launch_ms_p50: pct(0.5),
+            launch_ms_p95: pct(0.95),
+            launch_ms_stddev: stddev,
+            launch_ms_total: lat.iter().sum(),
+            switch_ms_mean: if warm.is_empty() {
+                0.0
+            } else {
+                warm.iter().sum::<f64>() / warm.len() as f64
+            },
+            caching_capability: caching,
+            refaults_fg_anon: d(c.refaults[1][0], b.refaults[1][0]),
+            refaults_fg_file: d(c.refaults[1][1], b.refaults[1][1]),
+            refaults_bg_anon: d(c.refaults[0][0], b.refaults[0][0]),
+            refaults_bg_file: d(c.refaults[0][1], b.refaults[0][1]),
+            reclaimed_pages: d(c.reclaimed, b.reclaimed),
+            kills: d(c.kills, b.kills),
+            freezes: d(c.freezes, b.freezes),
+            thaws: d(c.thaws, b.thaws),
+            flash_read_bytes: self.flash.read_bytes - self.flash_base.0,
+            flash_write_bytes: self.flash.write_bytes - self.flash_base.1,
+            zram_stored_bytes: self.zram_stored as u64 * 4096,
+            cpu_ms_app: d(c.cpu_app_ns, b.cpu_app_ns) as f64 / 1e6,
+            cpu_ms_kswapd: d(c.cpu_kswapd_ns, b.cpu_kswapd_ns) as f64 / 1e6,
+            cpu_ms_compress: d(c.cpu_compress_ns, b.cpu_compress_ns) as f64 / 1e6,
+            cpu_ms_prepage: d(c.cpu_prepage_ns, b.cpu_prepage_ns) as f64 / 1e6,
+            prepage_precision: None,
+            prepage_recall: None,
+        };
+        RunRecord {
+            policy: self.policy.as_ref().map_or("?", |p| p.name()).to_string(),
+            device: self.device.name.clone(),
+            workload: self.workload.name.clone(),
+            params: self.params.clone(),
+            seed: self.seed,
+            metrics,
+        }
+    }
+}
+
+impl SystemView for Sim {
+    fn now(&self) -> Nanos {
+        self.now
+    }
+
+    fn mem(&self) -> MemInfo {
+        let l = |x: Loc| Pages(self.pages.list_len(x) as u64);
+        MemInfo {
+            total: Pages(self.usable as u64),
+            free: Pages(self.free().max(0) as u64),
+            wmark_min: Pages(self.wmark[0] as u64),
+            wmark_low: Pages(self.wmark[1] as u64),
+            wmark_high: Pages(self.wmark[2] as u64),
+            active_anon: l(Loc::ActiveAnon),
+            inactive_anon: l(Loc::InactiveAnon),
+            active_file: l(Loc::ActiveFile),
+            inactive_file: l(Loc::InactiveFile),
+            zram_stored: Pages(self.zram_stored as u64),
+            zram_used: Pages(self.zram_pool_pages() as u64),
+            zram_capacity: Pages(self.zram_cap as u64),
+            flash_swap_used: Pages(self.flash_used as u64),
+            flash_swap_capacity: Pages(self.flash_cap as u64),
+        }
+    }
+
+    fn foreground(&self) -> Option<AppId> {
+        self.fg.map(AppId)
+    }
+
+    fn apps(&self) -> Vec<AppId> {
+        (0..self.apps.len() as u16).map(AppId).collect()
+    }
+
+    fn app(&self, id: AppId) -> Option<AppInfo> {
+        let i = self.valid(id)?;
+        let a = &self.apps[i as usize];
+        Some(AppInfo {
+            id,
+            name: a.spec.name.clone(),
+            state: a.state,
+            oom_adj: a.oom_adj,
+            rss: Pages(self.rss(i) as u64),
+            swapped: Pages(
+                (self.pages.count(i, Loc::Zram) + self.pages.count(i, Loc::Flash)) as u64,
+            ),
+            saves_context: a.spec.saves_context,
+            priority_class: a.spec.priority_class,
+            perceptible: a.spec.perceptible,
+            unkillable: a.unkillable,
+            swappable: a.swappable,
+            last_used: a.last_used,
+        })
+    }
+
+    fn cpu_busy_iowait(&self) -> f64 {
+        self.util
+    }
+}

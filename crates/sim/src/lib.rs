@@ -1,0 +1,39 @@
+//! floe-sim: a fast, deterministic discrete-event simulator of a phone's memory system.
+//!
+//! [`run`] plays a [`Workload`] on a [`Device`] under one policy and returns the run's
+//! metrics. The model (DESIGN.md "Simulator model") lives in [`engine`]; the page
+//! table and LRU lists in [`pages`]; CPU sharing in [`cpu`]; the flash queue in
+//! [`flash`]; input files in [`config`].
+
+pub mod config;
+pub mod cpu;
+pub mod engine;
+pub mod flash;
+pub mod pages;
+
+pub use config::{AppSpec, Catalog, ConfigError, Device, Workload};
+pub use engine::{RunOptions, Sim};
+
+use floe_core::RunRecord;
+
+/// Errors of a simulation run.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("unknown policy `{0}` (see `floe list policies`)")]
+    UnknownPolicy(String),
+}
+
+/// Runs `policy` on `device` with `workload` and returns the run record.
+pub fn run(
+    device: &Device,
+    workload: &Workload,
+    catalog: &Catalog,
+    policy: &str,
+    opts: &RunOptions,
+) -> Result<RunRecord, SimError> {
+    let p =
+        floe_policies::make(policy).ok_or_else(|| SimError::UnknownPolicy(policy.to_string()))?;
+    Ok(Sim::new(device, workload, catalog, p, opts).run())
+}

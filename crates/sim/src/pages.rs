@@ -1,0 +1,321 @@
+//! The page table: every simulated 4 KiB page, its owner, kind and location, and the
+//! kernel's LRU lists as intrusive doubly-linked index lists (O(1) insert, remove, move).
+//!
+//! Storage is struct-of-arrays indexed by a dense page id; each app owns one contiguous
+//! id range, anonymous pages first, then file pages.
+
+/// End-of-list marker.
+pub const NIL: u32 = u32::MAX;
+
+/// Where a page is. Locations 1..=5 are lists; the others are not ordered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Loc {
+    /// Not in memory: an anonymous page never touched (or freed with its process), a
+    /// file page not in the page cache (never read, or evicted: see the shadow flag).
+    Absent = 0,
+    InactiveAnon = 1,
+    ActiveAnon = 2,
+    InactiveFile = 3,
+    ActiveFile = 4,
+    /// Compressed in RAM (zram, zswap's pool). Ordered oldest-first for writeback.
+    Zram = 5,
+    /// In swap space on flash.
+    Flash = 6,
+}
+
+impl Loc {
+    pub const ALL: [Loc; 7] = [
+        Loc::Absent,
+        Loc::InactiveAnon,
+        Loc::ActiveAnon,
+        Loc::InactiveFile,
+        Loc::ActiveFile,
+        Loc::Zram,
+        Loc::Flash,
+    ];
+    const LISTS: usize = 5;
+
+    fn from_u8(v: u8) -> Loc {
+        Loc::ALL[v as usize]
+    }
+    /// True for the four LRU lists: the page occupies a frame of RAM.
+    pub fn resident(self) -> bool {
+        matches!(
+            self,
+            Loc::InactiveAnon | Loc::ActiveAnon | Loc::InactiveFile | Loc::ActiveFile
+        )
+    }
+    fn list(self) -> Option<usize> {
+        let v = self as usize;
+        (1..=Loc::LISTS).contains(&v).then(|| v - 1)
+    }
+}
+
+/// Accessed since the last scan (the PTE young bit).
+pub const F_YOUNG: u8 = 1;
+/// PG_referenced: seen referenced once by reclaim already.
+pub const F_REFERENCED: u8 = 2;
+/// A shadow entry exists: the page was evicted and a fault on it is a refault.
+pub const F_SHADOW: u8 = 4;
+/// Anonymous page (else file-backed).
+pub const F_ANON: u8 = 8;
+/// Pinned by a policy (e.g. SEAL's launch-required pages held in SL1).
+pub const F_LOCKED: u8 = 16;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct List {
+    head: u32,
+    tail: u32,
+    len: u32,
+}
+
+/// All pages of a run.
+#[derive(Clone, Debug)]
+pub struct PageTable {
+    owner: Vec<u16>,
+    loc: Vec<u8>,
+    flags: Vec<u8>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    /// Eviction age recorded in the shadow entry.
+    shadow: Vec<u32>,
+    lists: [List; Loc::LISTS],
+    /// Pages per (app, location).
+    counts: Vec<[u32; 7]>,
+}
+
+impl PageTable {
+    /// Creates a table for apps with the given (anon, file) page counts. Returns the
+    /// table and each app's first page id.
+    pub fn new(apps: &[(u32, u32)]) -> (PageTable, Vec<u32>) {
+        let total: u64 = apps.iter().map(|&(a, f)| a as u64 + f as u64).sum();
+        assert!(total < NIL as u64, "too many pages for 32-bit page ids");
+        let n = total as usize;
+        let mut owner = Vec::with_capacity(n);
+        let mut flags = Vec::with_capacity(n);
+        let mut bases = Vec::with_capacity(apps.len());
+        for (i, &(a, f)) in apps.iter().enumerate() {
+            bases.push(owner.len() as u32);
+            owner.extend(std::iter::repeat(i as u16).take((a + f) as usize));
+            flags.extend(std::iter::repeat(F_ANON).take(a as usize));
+            flags.extend(std::iter::repeat(0).take(f as usize));
+        }
+        let counts = apps
+            .iter()
+            .map(|&(a, f)| [a + f, 0, 0, 0, 0, 0, 0])
+            .collect();
+        let t = PageTable {
+            owner,
+            loc: vec![0; n],
+            flags,
+            prev: vec![NIL; n],
+            next: vec![NIL; n],
+            shadow: vec![0; n],
+            lists: [List {
+                head: NIL,
+                tail: NIL,
+                len: 0,
+            }; Loc::LISTS],
+            counts,
+        };
+        (t, bases)
+    }
+
+    pub fn len(&self) -> usize {
+        self.owner.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.owner.is_empty()
+    }
+    #[inline]
+    pub fn owner(&self, p: u32) -> u16 {
+        self.owner[p as usize]
+    }
+    #[inline]
+    pub fn loc(&self, p: u32) -> Loc {
+        Loc::from_u8(self.loc[p as usize])
+    }
+    #[inline]
+    pub fn is_anon(&self, p: u32) -> bool {
+        self.flags[p as usize] & F_ANON != 0
+    }
+    #[inline]
+    pub fn has(&self, p: u32, f: u8) -> bool {
+        self.flags[p as usize] & f != 0
+    }
+    #[inline]
+    pub fn set_flag(&mut self, p: u32, f: u8, on: bool) {
+        if on {
+            self.flags[p as usize] |= f;
+        } else {
+            self.flags[p as usize] &= !f;
+        }
+    }
+    #[inline]
+    pub fn shadow(&self, p: u32) -> u32 {
+        self.shadow[p as usize]
+    }
+    #[inline]
+    pub fn set_shadow(&mut self, p: u32, age: u32) {
+        self.shadow[p as usize] = age;
+        self.flags[p as usize] |= F_SHADOW;
+    }
+    /// Length of a list location.
+    pub fn list_len(&self, l: Loc) -> u32 {
+        l.list().map_or(0, |i| self.lists[i].len)
+    }
+    /// Pages of `app` at `l`.
+    #[inline]
+    pub fn count(&self, app: u16, l: Loc) -> u32 {
+        self.counts[app as usize][l as usize]
+    }
+    /// The oldest page of list `l`.
+    #[inline]
+    pub fn tail(&self, l: Loc) -> Option<u32> {
+        let t = self.lists[l.list()?].tail;
+        (t != NIL).then_some(t)
+    }
+    /// The next-newer page after `p` in its list (towards the head).
+    #[inline]
+    pub fn newer(&self, p: u32) -> Option<u32> {
+        let q = self.prev[p as usize];
+        (q != NIL).then_some(q)
+    }
+
+    /// Moves page `p` to location `to`, at the head (newest end) of its list if any.
+    #[inline]
+    pub fn move_to(&mut self, p: u32, to: Loc) {
+        let from = self.loc(p);
+        if let Some(i) = from.list() {
+            self.unlink(i, p);
+        }
+        if let Some(i) = to.list() {
+            self.push_head(i, p);
+        }
+        let c = &mut self.counts[self.owner[p as usize] as usize];
+        c[from as usize] -= 1;
+        c[to as usize] += 1;
+        self.loc[p as usize] = to as u8;
+    }
+
+    /// Moves `p` to the head of the list it is already on.
+    #[inline]
+    pub fn rotate(&mut self, p: u32) {
+        if let Some(i) = self.loc(p).list() {
+            self.unlink(i, p);
+            self.push_head(i, p);
+        }
+    }
+
+    #[inline]
+    fn unlink(&mut self, i: usize, p: u32) {
+        let (pr, nx) = (self.prev[p as usize], self.next[p as usize]);
+        if pr == NIL {
+            self.lists[i].head = nx;
+        } else {
+            self.next[pr as usize] = nx;
+        }
+        if nx == NIL {
+            self.lists[i].tail = pr;
+        } else {
+            self.prev[nx as usize] = pr;
+        }
+        self.prev[p as usize] = NIL;
+        self.next[p as usize] = NIL;
+        self.lists[i].len -= 1;
+    }
+
+    #[inline]
+    fn push_head(&mut self, i: usize, p: u32) {
+        let h = self.lists[i].head;
+        self.prev[p as usize] = NIL;
+        self.next[p as usize] = h;
+        if h == NIL {
+            self.lists[i].tail = p;
+        } else {
+            self.prev[h as usize] = p;
+        }
+        self.lists[i].head = p;
+        self.lists[i].len += 1;
+    }
+
+    /// Checks every structural invariant; returns a description of the first broken one.
+    /// Used by tests (property tests drive random operations and call this).
+    pub fn check(&self) -> Result<(), String> {
+        let n = self.len();
+        let mut seen = vec![false; n];
+        for (i, l) in self.lists.iter().enumerate() {
+            let want = Loc::ALL[i + 1];
+            let (mut p, mut prev, mut len) = (l.head, NIL, 0u32);
+            while p != NIL {
+                if seen[p as usize] {
+                    return Err(format!("page {p} twice in lists"));
+                }
+                seen[p as usize] = true;
+                if self.loc(p) != want {
+                    return Err(format!(
+                        "page {p} on list {want:?} but located {:?}",
+                        self.loc(p)
+                    ));
+                }
+                if self.prev[p as usize] != prev {
+                    return Err(format!("page {p} has a broken prev link"));
+                }
+                let anon_list = matches!(want, Loc::InactiveAnon | Loc::ActiveAnon | Loc::Zram);
+                if anon_list != self.is_anon(p) {
+                    return Err(format!("page {p} of the wrong kind on {want:?}"));
+                }
+                prev = p;
+                p = self.next[p as usize];
+                len += 1;
+            }
+            if prev != l.tail || len != l.len {
+                return Err(format!(
+                    "list {want:?}: tail or length wrong ({len} walked, {} recorded)",
+                    l.len
+                ));
+            }
+        }
+        let mut counts = vec![[0u32; 7]; self.counts.len()];
+        for p in 0..n as u32 {
+            let l = self.loc(p);
+            if l.list().is_some() != seen[p as usize] {
+                return Err(format!(
+                    "page {p} at {l:?} is not on exactly the list of its location"
+                ));
+            }
+            if l == Loc::Flash && !self.is_anon(p) {
+                return Err(format!("file page {p} in flash swap"));
+            }
+            counts[self.owner(p) as usize][l as usize] += 1;
+        }
+        if counts != self.counts {
+            return Err("per-app location counts disagree with the pages".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_keep_order_and_counts() {
+        let (mut t, bases) = PageTable::new(&[(3, 2), (1, 0)]);
+        assert_eq!(bases, vec![0, 5]);
+        for p in [0, 1, 2] {
+            t.move_to(p, Loc::ActiveAnon);
+        }
+        assert_eq!(t.tail(Loc::ActiveAnon), Some(0));
+        t.rotate(0);
+        assert_eq!(t.tail(Loc::ActiveAnon), Some(1));
+        t.move_to(1, Loc::InactiveAnon);
+        t.move_to(3, Loc::InactiveFile);
+        assert_eq!(t.count(0, Loc::ActiveAnon), 2);
+        assert_eq!(t.count(0, Loc::Absent), 1);
+        assert_eq!(t.list_len(Loc::InactiveAnon), 1);
+        t.check().unwrap();
+    }
+}

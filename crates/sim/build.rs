@@ -19,28 +19,17 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let data = manifest
-        .join("../../data")
-        .canonicalize()
-        .expect("data/ directory beside crates/");
+    let data = manifest.join("../../data").canonicalize().expect("data/ directory beside crates/");
     println!("cargo:rerun-if-changed={}", data.display());
     let mut files = Vec::new();
     collect(&data, &mut files);
     files.sort();
-    let mut src = String::from("/// (path under data/, contents) of every embedded data file.\npub static EMBEDDED: &[(&str, &str)] = &[\n");
+    let mut src =
+        String::from("/// (path under data/, contents) of every embedded data file.\npub static EMBEDDED: &[(&str, &str)] = &[\n");
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
-        let rel = f
-            .strip_prefix(&data)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        writeln!(
-            src,
-            "    ({rel:?}, include_str!({:?})),",
-            f.display().to_string()
-        )
-        .unwrap();
+        let rel = f.strip_prefix(&data).unwrap().to_string_lossy().replace('\\', "/");
+        writeln!(src, "    ({rel:?}, include_str!({:?})),", f.display().to_string()).unwrap();
     }
     src.push_str("];\n");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("embedded.rs");

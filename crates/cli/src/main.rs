@@ -77,6 +77,9 @@ struct BenchArgs {
     policy: String,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// App catalog file replacing the embedded data/apps.toml.
+    #[arg(long)]
+    apps: Option<String>,
 }
 
 fn main() {
@@ -109,22 +112,10 @@ fn sim(a: SimArgs) -> Result<()> {
             bail!("unknown policy `{p}` (known: {})", known.join(", "));
         }
     }
-    let opts = RunOptions {
-        seed: a.seed,
-        bg_apps: a.bg_apps,
-        balloon_mib: a.balloon_mib,
-    };
-    let runs: Vec<RunRecord> = a
-        .policy
-        .iter()
-        .map(|p| floe_sim::run(&dev, &wl, &cat, p, &opts))
-        .collect::<Result<_, _>>()?;
+    let opts = RunOptions { seed: a.seed, bg_apps: a.bg_apps, balloon_mib: a.balloon_mib };
+    let runs: Vec<RunRecord> = a.policy.iter().map(|p| floe_sim::run(&dev, &wl, &cat, p, &opts)).collect::<Result<_, _>>()?;
     if a.json {
-        let s = if runs.len() == 1 {
-            serde_json::to_string_pretty(&runs[0])?
-        } else {
-            serde_json::to_string_pretty(&runs)?
-        };
+        let s = if runs.len() == 1 { serde_json::to_string_pretty(&runs[0])? } else { serde_json::to_string_pretty(&runs)? };
         println!("{s}");
     } else {
         print_table(&runs);
@@ -134,32 +125,14 @@ fn sim(a: SimArgs) -> Result<()> {
 
 fn print_table(runs: &[RunRecord]) {
     let r0 = &runs[0];
-    let params: Vec<String> = r0
-        .params
-        .iter()
-        .map(|(k, v)| format!("{k}={}", serde_json::to_string(v).unwrap_or_default()))
-        .collect();
-    println!(
-        "device {}  workload {}  seed {}  {}",
-        r0.device,
-        r0.workload,
-        r0.seed,
-        params.join(" ")
-    );
-    let cols: Vec<serde_json::Value> = runs
-        .iter()
-        .map(|r| serde_json::to_value(&r.metrics).expect("metrics serialise"))
-        .collect();
+    let params: Vec<String> = r0.params.iter().map(|(k, v)| format!("{k}={}", serde_json::to_string(v).unwrap_or_default())).collect();
+    println!("device {}  workload {}  seed {}  {}", r0.device, r0.workload, r0.seed, params.join(" "));
+    let cols: Vec<serde_json::Value> = runs.iter().map(|r| serde_json::to_value(&r.metrics).expect("metrics serialise")).collect();
     let names: Vec<String> = match &cols[0] {
         serde_json::Value::Object(m) => m.keys().cloned().collect(),
         _ => vec![],
     };
-    let width = runs
-        .iter()
-        .map(|r| r.policy.len())
-        .max()
-        .unwrap_or(8)
-        .max(12);
+    let width = runs.iter().map(|r| r.policy.len()).max().unwrap_or(8).max(12);
     print!("{:<20}", "metric");
     for r in runs {
         print!(" {:>width$}", r.policy);
@@ -225,12 +198,7 @@ fn list(what: ListWhat) -> Result<()> {
                 let d = Device::load(n)?;
                 println!(
                     "{:<14} {:>6.0} MiB RAM, {:>6.0} MiB to apps, {} cores, {}  {}",
-                    d.name,
-                    d.memory.ram_mib,
-                    d.memory.app_mem_mib,
-                    d.cpu.cores,
-                    d.flash.kind,
-                    d.description
+                    d.name, d.memory.ram_mib, d.memory.app_mem_mib, d.cpu.cores, d.flash.kind, d.description
                 );
             }
         }
@@ -246,14 +214,7 @@ fn list(what: ListWhat) -> Result<()> {
             let cat = catalog(None)?;
             for n in floe_sim::config::embedded_names("workloads") {
                 let w = Workload::load(n, &cat).with_context(|| format!("workload {n}"))?;
-                println!(
-                    "{:<16} {:>3} apps x {:>2} rounds on {:<12} {}",
-                    w.name,
-                    w.sequence.len(),
-                    w.rounds,
-                    w.device,
-                    w.description
-                );
+                println!("{:<16} {:>3} apps x {:>2} rounds on {:<12} {}", w.name, w.sequence.len(), w.rounds, w.device, w.description);
             }
         }
         ListWhat::Policies => {
@@ -266,32 +227,22 @@ fn list(what: ListWhat) -> Result<()> {
 }
 
 fn bench(a: BenchArgs) -> Result<()> {
-    let cat = Catalog::embedded()?;
+    let cat = catalog(a.apps.as_deref())?;
     let wl = Workload::load(&a.workload, &cat)?;
     let dev = Device::load(&a.device)?;
-    let policy =
-        floe_policies::make(&a.policy).with_context(|| format!("unknown policy `{}`", a.policy))?;
-    let opts = RunOptions {
-        seed: a.seed,
-        ..Default::default()
-    };
+    let policy = floe_policies::make(&a.policy).with_context(|| format!("unknown policy `{}`", a.policy))?;
+    let opts = RunOptions { seed: a.seed, ..Default::default() };
     let t0 = Instant::now();
     let mut sim = Sim::new(&dev, &wl, &cat, policy, &opts);
     sim.run_to_end();
     let wall = t0.elapsed().as_secs_f64();
     let simulated = sim.now_ns().as_secs_f64();
     let touches = sim.touches();
-    println!(
-        "device {} ({:.0} MiB RAM)  workload {}  policy {}",
-        dev.name, dev.memory.ram_mib, wl.name, a.policy
-    );
-    println!(
-        "simulated          {:>12.0} s ({:.2} days)",
-        simulated,
-        simulated / 86_400.0
-    );
+    println!("device {} ({:.0} MiB RAM)  workload {}  policy {}", dev.name, dev.memory.ram_mib, wl.name, a.policy);
+    println!("simulated          {:>12.0} s ({:.2} days)", simulated, simulated / 86_400.0);
     println!("wall               {:>12.3} s", wall);
     println!("page accesses      {:>12}", touches);
+    println!("pages scanned      {:>12}  reclaimed {}", sim.scanned(), sim.reclaimed());
     println!("accesses / wall s  {:>12.3e}", touches as f64 / wall);
     println!("sim s / wall s     {:>12.0}", simulated / wall);
     Ok(())

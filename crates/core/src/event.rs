@@ -48,27 +48,16 @@ pub enum Event {
     /// Periodic tick at the interval the policy asked for in its [`crate::Setup`].
     Tick,
     /// A page of `app` that had been reclaimed was faulted back in.
-    Refault {
-        app: AppId,
-        kind: PageKind,
-        fg: bool,
-    },
+    Refault { app: AppId, kind: PageKind, fg: bool },
     /// Free memory crossed below a watermark; `free` is what is left.
     Pressure { free: Pages, low: Pages, min: Pages },
     /// The foreground changed from `from` to `to` (None: the home screen).
-    AppSwitch {
-        from: Option<AppId>,
-        to: Option<AppId>,
-    },
+    AppSwitch { from: Option<AppId>, to: Option<AppId> },
     /// The user asked for `app`; it is about to be launched. A policy may still act
     /// (e.g. thaw) before the launch begins.
     LaunchStarted { app: AppId, kind: LaunchKind },
     /// The launch of `app` finished after `latency`.
-    LaunchDone {
-        app: AppId,
-        kind: LaunchKind,
-        latency: Nanos,
-    },
+    LaunchDone { app: AppId, kind: LaunchKind, latency: Nanos },
     /// A process for `app` was started.
     AppStarted { app: AppId },
     /// The process of `app` exited or was killed.
@@ -89,11 +78,7 @@ pub enum Action {
     /// Kill every app in the set at once.
     Kill(Vec<AppId>),
     /// Reclaim up to `pages` of the app's anonymous memory into `tier`.
-    Reclaim {
-        app: AppId,
-        pages: Pages,
-        tier: SwapTier,
-    },
+    Reclaim { app: AppId, pages: Pages, tier: SwapTier },
     /// Fetch up to `pages` of the app's swapped-out or dropped pages ahead of use.
     Prepage { app: AppId, pages: Pages },
     /// Allow or forbid swapping the app's anonymous pages.

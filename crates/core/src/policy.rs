@@ -49,18 +49,8 @@ pub struct EventMask {
 }
 
 impl EventMask {
-    pub const NONE: EventMask = EventMask {
-        refaults: false,
-        pressure: false,
-        launches: false,
-        lifecycle: false,
-    };
-    pub const ALL: EventMask = EventMask {
-        refaults: true,
-        pressure: true,
-        launches: true,
-        lifecycle: true,
-    };
+    pub const NONE: EventMask = EventMask { refaults: false, pressure: false, launches: false, lifecycle: false };
+    pub const ALL: EventMask = EventMask { refaults: true, pressure: true, launches: true, lifecycle: true };
 }
 
 /// What a policy declares before a run: the kernel configuration it runs on and the
@@ -78,13 +68,7 @@ pub struct Setup {
 impl Setup {
     /// Stock Android without swap: the reference every seed compares against.
     pub fn stock() -> Setup {
-        Setup {
-            swap: SwapSetup::None,
-            lmk: LmkMode::Android,
-            cpu: CpuMode::Fair,
-            tick: None,
-            events: EventMask::NONE,
-        }
+        Setup { swap: SwapSetup::None, lmk: LmkMode::Android, cpu: CpuMode::Fair, tick: None, events: EventMask::NONE }
     }
 }
 

@@ -8,9 +8,7 @@ use std::ops::{Add, AddAssign, Sub, SubAssign};
 pub const PAGE_SIZE: u64 = 4096;
 
 /// A point in time or a duration, in nanoseconds since the start of a run.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Nanos(pub u64);
 
 impl Nanos {
@@ -71,9 +69,7 @@ impl fmt::Display for Nanos {
 }
 
 /// A number of 4 KiB pages.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Pages(pub u64);
 
 impl Pages {

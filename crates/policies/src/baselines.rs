@@ -52,8 +52,6 @@ mod tests {
         assert_eq!(LruCfs.setup().swap, SwapSetup::Zram);
         assert_eq!(SwapAll.setup().swap, SwapSetup::Flash);
         assert_eq!(Zswap.setup().swap, SwapSetup::Zswap);
-        assert!([AndroidLmk.setup(), LruCfs.setup()]
-            .iter()
-            .all(|s| s.cpu == CpuMode::Fair && s.lmk == LmkMode::Android));
+        assert!([AndroidLmk.setup(), LruCfs.setup()].iter().all(|s| s.cpu == CpuMode::Fair && s.lmk == LmkMode::Android));
     }
 }

@@ -60,11 +60,7 @@ mod tests {
     #[test]
     fn registry_names_are_unique_and_match_instances() {
         for (i, e) in REGISTRY.iter().enumerate() {
-            assert!(
-                REGISTRY[..i].iter().all(|o| o.name != e.name),
-                "duplicate {}",
-                e.name
-            );
+            assert!(REGISTRY[..i].iter().all(|o| o.name != e.name), "duplicate {}", e.name);
             assert_eq!((e.make)().name(), e.name);
         }
         assert!(make("no-such-policy").is_none());

@@ -35,20 +35,9 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 impl ConfigError {
-    fn new(
-        file: &str,
-        src: &str,
-        field: &str,
-        needle: Option<&str>,
-        message: impl Into<String>,
-    ) -> ConfigError {
+    fn new(file: &str, src: &str, field: &str, needle: Option<&str>, message: impl Into<String>) -> ConfigError {
         let line = needle.and_then(|n| find_line(src, field, n));
-        ConfigError {
-            file: file.to_string(),
-            line,
-            field: Some(field.to_string()),
-            message: message.into(),
-        }
+        ConfigError { file: file.to_string(), line, field: Some(field.to_string()), message: message.into() }
     }
 }
 
@@ -72,20 +61,12 @@ fn parse<T: for<'de> Deserialize<'de>>(file: &str, src: &str) -> Result<T, Confi
             Some(span) => {
                 let line_no = src[..span.start.min(src.len())].matches('\n').count() + 1;
                 let text = src.lines().nth(line_no - 1).unwrap_or("");
-                let field = text
-                    .split_once('=')
-                    .map(|(k, _)| k.trim().to_string())
-                    .filter(|k| !k.is_empty() && !k.starts_with('['));
+                let field = text.split_once('=').map(|(k, _)| k.trim().to_string()).filter(|k| !k.is_empty() && !k.starts_with('['));
                 (Some(line_no), field)
             }
             None => (None, None),
         };
-        ConfigError {
-            file: file.to_string(),
-            line,
-            field,
-            message: e.message().trim().to_string(),
-        }
+        ConfigError { file: file.to_string(), line, field, message: e.message().trim().to_string() }
     })
 }
 
@@ -96,11 +77,7 @@ fn embedded(path: &str) -> Option<&'static str> {
 /// Names of embedded files under `dir` (e.g. "devices"), without extension, sorted.
 pub fn embedded_names(dir: &str) -> Vec<&'static str> {
     let prefix = format!("{dir}/");
-    EMBEDDED
-        .iter()
-        .filter_map(|(p, _)| p.strip_prefix(&prefix))
-        .filter_map(|p| p.strip_suffix(".toml"))
-        .collect()
+    EMBEDDED.iter().filter_map(|(p, _)| p.strip_prefix(&prefix)).filter_map(|p| p.strip_suffix(".toml")).collect()
 }
 
 /// Every embedded data file, for checks over the data itself.
@@ -127,10 +104,7 @@ fn load_source(dir: &str, what: &str, name_or_path: &str) -> Result<(String, Str
         file: name_or_path.to_string(),
         line: None,
         field: None,
-        message: format!(
-            "no {what} named `{name_or_path}` (known: {}) and no such file",
-            embedded_names(dir).join(", ")
-        ),
+        message: format!("no {what} named `{name_or_path}` (known: {}) and no such file", embedded_names(dir).join(", ")),
     })
 }
 
@@ -217,10 +191,7 @@ impl Device {
         let non_negative = [
             ("zram.size_mib", self.zram.size_mib),
             ("zram.compress_us_per_page", self.zram.compress_us_per_page),
-            (
-                "zram.decompress_us_per_page",
-                self.zram.decompress_us_per_page,
-            ),
+            ("zram.decompress_us_per_page", self.zram.decompress_us_per_page),
             ("memory.watermark_min_mib", m.watermark_min_mib),
         ];
         for (k, v) in non_negative {
@@ -229,44 +200,19 @@ impl Device {
             }
         }
         if m.app_mem_mib > m.ram_mib {
-            return err(
-                "memory.app_mem_mib",
-                format!(
-                    "{} MiB left to apps is more than the {} MiB of RAM",
-                    m.app_mem_mib, m.ram_mib
-                ),
-            );
+            return err("memory.app_mem_mib", format!("{} MiB left to apps is more than the {} MiB of RAM", m.app_mem_mib, m.ram_mib));
         }
-        if !(m.watermark_min_mib <= m.watermark_low_mib
-            && m.watermark_low_mib <= m.watermark_high_mib)
-        {
-            return err(
-                "memory.watermark_low_mib",
-                "watermarks must satisfy min <= low <= high".into(),
-            );
+        if !(m.watermark_min_mib <= m.watermark_low_mib && m.watermark_low_mib <= m.watermark_high_mib) {
+            return err("memory.watermark_low_mib", "watermarks must satisfy min <= low <= high".into());
         }
-        if m.watermark_high_mib * 4.0 > m.app_mem_mib {
-            return err(
-                "memory.watermark_high_mib",
-                "the high watermark is more than a quarter of app memory".into(),
-            );
+        if m.watermark_high_mib * 2.0 > m.app_mem_mib {
+            return err("memory.watermark_high_mib", "the high watermark is more than half of app memory".into());
         }
-        if m.minfree.windows(2).any(|w| w[0].0 >= w[1].0)
-            || m.minfree
-                .iter()
-                .any(|&(_, mib)| !(mib.is_finite() && mib >= 0.0))
-        {
-            return err(
-                "memory.minfree",
-                "minfree must list [oom_adj, MiB] pairs with strictly ascending adj and MiB >= 0"
-                    .into(),
-            );
+        if m.minfree.windows(2).any(|w| w[0].0 >= w[1].0) || m.minfree.iter().any(|&(_, mib)| !(mib.is_finite() && mib >= 0.0)) {
+            return err("memory.minfree", "minfree must list [oom_adj, MiB] pairs with strictly ascending adj and MiB >= 0".into());
         }
         if self.cpu.cores == 0 || self.cpu.cores > 64 {
-            return err(
-                "cpu.cores",
-                format!("must be 1..=64, got {}", self.cpu.cores),
-            );
+            return err("cpu.cores", format!("must be 1..=64, got {}", self.cpu.cores));
         }
         Ok(())
     }
@@ -336,13 +282,7 @@ impl Catalog {
         let c: CatalogFile = parse(file, src)?;
         for (i, a) in c.app.iter().enumerate() {
             let err = |k: &str, msg: String| {
-                Err(ConfigError::new(
-                    file,
-                    src,
-                    k,
-                    Some(&format!("\"{}\"", a.name)),
-                    format!("app `{}`: {msg}", a.name),
-                ))
+                Err(ConfigError::new(file, src, k, Some(&format!("\"{}\"", a.name)), format!("app `{}`: {msg}", a.name)))
             };
             if c.app[..i].iter().any(|o| o.name == a.name) {
                 return err("name", "defined twice".into());
@@ -366,25 +306,13 @@ impl Catalog {
                 }
             }
             if !(a.bg_period_s.is_finite() && a.bg_period_s > 0.0) {
-                return err(
-                    "bg_period_s",
-                    format!("must be positive, got {}", a.bg_period_s),
-                );
+                return err("bg_period_s", format!("must be positive, got {}", a.bg_period_s));
             }
-            if a.launch_anon_mib > a.anon_mib
-                || a.ws_anon_mib > a.anon_mib
-                || a.bg_touch_mib > a.anon_mib
-            {
-                return err(
-                    "launch_anon_mib",
-                    "launch_anon_mib, ws_anon_mib and bg_touch_mib must not exceed anon_mib".into(),
-                );
+            if a.launch_anon_mib > a.anon_mib || a.ws_anon_mib > a.anon_mib || a.bg_touch_mib > a.anon_mib {
+                return err("launch_anon_mib", "launch_anon_mib, ws_anon_mib and bg_touch_mib must not exceed anon_mib".into());
             }
             if a.launch_file_mib > a.file_mib || a.ws_file_mib > a.file_mib {
-                return err(
-                    "launch_file_mib",
-                    "launch_file_mib and ws_file_mib must not exceed file_mib".into(),
-                );
+                return err("launch_file_mib", "launch_file_mib and ws_file_mib must not exceed file_mib".into());
             }
             if a.anon_mib + a.file_mib <= 0.0 {
                 return err("anon_mib", "an app needs some memory".into());
@@ -435,48 +363,27 @@ impl Workload {
     }
 
     fn validate(&self, file: &str, src: &str, catalog: &Catalog) -> Result<(), ConfigError> {
-        let err = |k: &str, needle: &str, msg: String| {
-            Err(ConfigError::new(file, src, k, Some(needle), msg))
-        };
+        let err = |k: &str, needle: &str, msg: String| Err(ConfigError::new(file, src, k, Some(needle), msg));
         if self.sequence.is_empty() {
             return err("sequence", "", "the sequence names no app".into());
         }
         if self.rounds == 0 || self.rounds > 10_000 {
-            return err(
-                "rounds",
-                "",
-                format!("must be 1..=10000, got {}", self.rounds),
-            );
+            return err("rounds", "", format!("must be 1..=10000, got {}", self.rounds));
         }
-        for (k, v) in [
-            ("use_s", self.use_s),
-            ("idle_s", self.idle_s),
-            ("balloon_mib", self.balloon_mib),
-        ] {
+        for (k, v) in [("use_s", self.use_s), ("idle_s", self.idle_s), ("balloon_mib", self.balloon_mib)] {
             if !(v.is_finite() && v >= 0.0) {
                 return err(k, "", format!("must be zero or more, got {v}"));
             }
         }
-        let bg = self
-            .background
-            .iter()
-            .flat_map(|b| b.pool.iter().map(|n| ("background.pool", n)));
+        let bg = self.background.iter().flat_map(|b| b.pool.iter().map(|n| ("background.pool", n)));
         for (k, name) in self.sequence.iter().map(|n| ("sequence", n)).chain(bg) {
             if catalog.get(name).is_none() {
-                return err(
-                    k,
-                    &format!("\"{name}\""),
-                    format!("unknown app `{name}` (see `floe list apps`)"),
-                );
+                return err(k, &format!("\"{name}\""), format!("unknown app `{name}` (see `floe list apps`)"));
             }
         }
         if let Some(b) = &self.background {
             if !(b.use_s.is_finite() && b.use_s >= 0.0) {
-                return err(
-                    "background.use_s",
-                    "",
-                    format!("must be zero or more, got {}", b.use_s),
-                );
+                return err("background.use_s", "", format!("must be zero or more, got {}", b.use_s));
             }
         }
         Ok(())

@@ -43,12 +43,7 @@ pub struct Cpu<T> {
 
 impl<T> Cpu<T> {
     pub fn new(cores: u32) -> Cpu<T> {
-        Cpu {
-            cores,
-            jobs: Vec::new(),
-            updated: Nanos::ZERO,
-            busy_core_ns: 0.0,
-        }
+        Cpu { cores, jobs: Vec::new(), updated: Nanos::ZERO, busy_core_ns: 0.0 }
     }
 
     pub fn cores(&self) -> u32 {
@@ -75,15 +70,8 @@ impl<T> Cpu<T> {
     /// Water-filling: jobs in descending weight take a whole core while their fair
     /// share is at least one core; the rest share what is left by weight.
     fn rebalance(&mut self) {
-        let mut order: Vec<usize> = (0..self.jobs.len())
-            .filter(|&i| !self.jobs[i].paused)
-            .collect();
-        order.sort_by(|&a, &b| {
-            self.jobs[b]
-                .weight
-                .cmp(&self.jobs[a].weight)
-                .then(a.cmp(&b))
-        });
+        let mut order: Vec<usize> = (0..self.jobs.len()).filter(|&i| !self.jobs[i].paused).collect();
+        order.sort_by(|&a, &b| self.jobs[b].weight.cmp(&self.jobs[a].weight).then(a.cmp(&b)));
         let mut cap = self.cores as f64;
         let mut total: f64 = order.iter().map(|&i| self.jobs[i].weight as f64).sum();
         for j in &mut self.jobs {
@@ -106,35 +94,15 @@ impl<T> Cpu<T> {
     }
 
     /// Adds a job needing `work` of CPU time, starting at `now`.
-    pub fn add(
-        &mut self,
-        now: Nanos,
-        work: Nanos,
-        weight: u32,
-        app: Option<u16>,
-        paused: bool,
-        cont: T,
-    ) {
+    pub fn add(&mut self, now: Nanos, work: Nanos, weight: u32, app: Option<u16>, paused: bool, cont: T) {
         self.advance(now);
-        self.jobs.push(Job {
-            left: work.0 as f64,
-            weight,
-            app,
-            paused,
-            rate: 0.0,
-            cont,
-        });
+        self.jobs.push(Job { left: work.0 as f64, weight, app, paused, rate: 0.0, cont });
         self.rebalance();
     }
 
     /// The time the next job finishes, if any job is running.
     pub fn next_completion(&self) -> Option<Nanos> {
-        self.jobs
-            .iter()
-            .filter(|j| j.rate > 0.0)
-            .map(|j| self.updated.0 + (j.left.max(0.0) / j.rate).ceil() as u64)
-            .min()
-            .map(Nanos)
+        self.jobs.iter().filter(|j| j.rate > 0.0).map(|j| self.updated.0 + (j.left.max(0.0) / j.rate).ceil() as u64).min().map(Nanos)
     }
 
     /// Removes and returns the continuations of jobs finished by `now`, in the order

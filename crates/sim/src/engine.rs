@@ -10,11 +10,11 @@ use crate::cpu::{self, Cpu};
 use crate::flash::{Flash, Op};
 use crate::pages::{Loc, PageTable, F_LOCKED, F_REFERENCED, F_SHADOW, F_YOUNG};
 use floe_core::{
-    Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LmkMode, MemInfo,
-    Metrics, Nanos, PageKind, Pages, Param, Policy, RunRecord, Setup, SwapSetup, SystemView,
+    Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LmkMode, MemInfo, Metrics, Nanos, PageKind, Pages, Param,
+    Policy, RunRecord, Setup, SwapSetup, SystemView,
 };
 use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand_xoshiro::Xoshiro256PlusPlus as FastRng;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
@@ -72,44 +72,23 @@ struct Counters {
     cpu_compress_ns: u64,
     cpu_prepage_ns: u64,
     touches: u64,
+    scanned: u64,
 }
 
 /// Workload script steps.
 #[derive(Clone, Debug)]
 enum Step {
-    Launch {
-        app: u16,
-        round: u32,
-        measured: bool,
-    },
-    Use {
-        secs: f64,
-        interactive: bool,
-        measured: bool,
-    },
-    Home {
-        secs: f64,
-    },
+    Launch { app: u16, round: u32, measured: bool },
+    Use { secs: f64, interactive: bool, measured: bool },
+    Home { secs: f64 },
     MeasureStart,
 }
 
 #[derive(Clone, Debug)]
 enum Cont {
-    Frame {
-        app: u16,
-        life: u32,
-        start: Nanos,
-        render: bool,
-    },
-    LaunchSeg {
-        app: u16,
-        life: u32,
-    },
-    Bg {
-        app: u16,
-        life: u32,
-        gen: u32,
-    },
+    Frame { app: u16, life: u32, start: Nanos, render: bool },
+    LaunchSeg { app: u16, life: u32 },
+    Bg { app: u16, life: u32, gen: u32 },
     Kswapd,
 }
 
@@ -117,21 +96,9 @@ enum Cont {
 enum Ev {
     Step,
     CpuDone,
-    Tick {
-        app: u16,
-        life: u32,
-        gen: u32,
-    },
-    BgWake {
-        app: u16,
-        life: u32,
-        gen: u32,
-    },
-    Job {
-        work: Nanos,
-        app: Option<u16>,
-        cont: Cont,
-    },
+    Tick { app: u16, life: u32, gen: u32 },
+    BgWake { app: u16, life: u32, gen: u32 },
+    Job { work: Nanos, app: Option<u16>, cont: Cont },
     PolicyTick,
     Kswapd,
 }
@@ -183,6 +150,8 @@ struct AppRt {
     warm_cpu: Nanos,
     /// Anonymous pages allocated so far: the prefix [0, populated) of its anon range.
     populated: u32,
+    /// File pages mapped so far in this process's life: the prefix of its file range.
+    file_seen: u32,
     state: AppState,
     oom_adj: i32,
     last_used: Nanos,
@@ -195,7 +164,7 @@ struct AppRt {
     gen: u32,
     frame_busy: bool,
     launch: Option<Launch>,
-    rng: ChaCha8Rng,
+    rng: FastRng,
 }
 
 /// Where the thread doing some work stands: its I/O-wait cursor and extra CPU.
@@ -240,7 +209,7 @@ pub struct Sim {
     interactive: bool,
     script: Vec<Step>,
     pc: usize,
-    rng_bg: ChaCha8Rng,
+    rng_bg: FastRng,
     c: Counters,
     base: Counters,
     measuring: bool,
@@ -257,12 +226,26 @@ pub struct Sim {
     ended: bool,
 }
 
-fn stream(seed: u64, component: u64) -> ChaCha8Rng {
+/// The seeded random stream of one component (xoshiro256++: fast, portable, and
+/// fully determined by its seed).
+fn stream(seed: u64, component: u64) -> FastRng {
     // splitmix64 of (seed, component) so streams are independent.
     let mut z = seed ^ component.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    ChaCha8Rng::seed_from_u64(z ^ (z >> 31))
+    FastRng::seed_from_u64(z ^ (z >> 31))
+}
+
+/// A working-set page index in `0..n` with the 80/20 skew of program locality: 80% of
+/// accesses go to the hottest 20% of the set, the rest spread over the other 80%.
+/// Assumption: the classic 80/20 rule; the seeds publish no access distribution.
+fn skewed(rng: &mut FastRng, n: u32) -> u32 {
+    let hot = (n / 5).max(1);
+    if n <= hot || rng.gen_bool(0.8) {
+        rng.gen_range(0..hot)
+    } else {
+        rng.gen_range(hot..n)
+    }
 }
 
 fn pages_of(mib: f64) -> u32 {
@@ -271,24 +254,14 @@ fn pages_of(mib: f64) -> u32 {
 
 impl Sim {
     /// Builds a run. Background apps are drawn from the workload's pool with the seed.
-    pub fn new(
-        device: &Device,
-        workload: &Workload,
-        catalog: &Catalog,
-        policy: Box<dyn Policy>,
-        opts: &RunOptions,
-    ) -> Sim {
+    pub fn new(device: &Device, workload: &Workload, catalog: &Catalog, policy: Box<dyn Policy>, opts: &RunOptions) -> Sim {
         let setup = policy.setup();
         let mut rng_wl = stream(opts.seed, 1);
         // Background apps: a seeded draw from the pool, excluding the measured apps.
         let mut chosen: Vec<String> = Vec::new();
         let mut bg_count = 0;
         if let Some(bg) = &workload.background {
-            let mut pool: Vec<&String> = bg
-                .pool
-                .iter()
-                .filter(|n| !workload.sequence.contains(n))
-                .collect();
+            let mut pool: Vec<&String> = bg.pool.iter().filter(|n| !workload.sequence.contains(n)).collect();
             pool.dedup();
             bg_count = opts.bg_apps.unwrap_or(bg.count).min(pool.len());
             for _ in 0..bg_count {
@@ -302,19 +275,8 @@ impl Sim {
                 names.push(n.clone());
             }
         }
-        let specs: Vec<AppSpec> = names
-            .iter()
-            .map(|n| {
-                catalog
-                    .get(n)
-                    .expect("workload validated against catalog")
-                    .clone()
-            })
-            .collect();
-        let sizes: Vec<(u32, u32)> = specs
-            .iter()
-            .map(|s| (pages_of(s.anon_mib).max(1), pages_of(s.file_mib).max(1)))
-            .collect();
+        let specs: Vec<AppSpec> = names.iter().map(|n| catalog.get(n).expect("workload validated against catalog").clone()).collect();
+        let sizes: Vec<(u32, u32)> = specs.iter().map(|s| (pages_of(s.anon_mib).max(1), pages_of(s.file_mib).max(1))).collect();
         let (pages, bases) = PageTable::new(&sizes);
         let flash_read_4k_ns = device.flash.read_4k_us * 1e3;
         let seq_ns_per_page = 4096.0 * 1e9 / (device.flash.seq_read_mib_s * 1024.0 * 1024.0);
@@ -327,8 +289,7 @@ impl Sim {
                 // A cold launch's CPU is its published launch time less the time to read
                 // its launch files on this device's flash (cluster reads), but at least
                 // half of it: derived, not fitted.
-                let io_ns = (launch_file as f64 / FILE_CLUSTER as f64)
-                    * (flash_read_4k_ns + (FILE_CLUSTER - 1) as f64 * seq_ns_per_page);
+                let io_ns = (launch_file as f64 / FILE_CLUSTER as f64) * (flash_read_4k_ns + (FILE_CLUSTER - 1) as f64 * seq_ns_per_page);
                 let cold = (spec.cold_launch_ms * 1e6 - io_ns).max(spec.cold_launch_ms * 0.5e6);
                 AppRt {
                     base: bases[i],
@@ -342,6 +303,7 @@ impl Sim {
                     cold_cpu: Nanos(cold as u64),
                     warm_cpu: Nanos::from_ms_f64(spec.warm_launch_ms),
                     populated: 0,
+                    file_seen: 0,
                     state: AppState::Dead,
                     oom_adj: 1001,
                     last_used: Nanos::ZERO,
@@ -373,36 +335,18 @@ impl Sim {
         if let Some(bg) = &workload.background {
             for n in &chosen {
                 let app = names.iter().position(|x| x == n).unwrap() as u16;
-                script.push(Step::Launch {
-                    app,
-                    round: 0,
-                    measured: false,
-                });
-                script.push(Step::Use {
-                    secs: bg.use_s,
-                    interactive: false,
-                    measured: false,
-                });
+                script.push(Step::Launch { app, round: 0, measured: false });
+                script.push(Step::Use { secs: bg.use_s, interactive: false, measured: false });
             }
         }
         script.push(Step::MeasureStart);
         for round in 0..workload.rounds {
             for n in &workload.sequence {
                 let app = names.iter().position(|x| x == n).unwrap() as u16;
-                script.push(Step::Launch {
-                    app,
-                    round,
-                    measured: true,
-                });
-                script.push(Step::Use {
-                    secs: workload.use_s,
-                    interactive: workload.interactive,
-                    measured: true,
-                });
+                script.push(Step::Launch { app, round, measured: true });
+                script.push(Step::Use { secs: workload.use_s, interactive: workload.interactive, measured: true });
                 if workload.idle_s > 0.0 {
-                    script.push(Step::Home {
-                        secs: workload.idle_s,
-                    });
+                    script.push(Step::Home { secs: workload.idle_s });
                 }
             }
         }
@@ -427,16 +371,8 @@ impl Sim {
             params,
             seed: opts.seed,
             usable,
-            wmark: [
-                pages_of(m.watermark_min_mib) as i64,
-                pages_of(m.watermark_low_mib) as i64,
-                pages_of(m.watermark_high_mib) as i64,
-            ],
-            minfree: m
-                .minfree
-                .iter()
-                .map(|&(adj, mib)| (adj, pages_of(mib) as i64))
-                .collect(),
+            wmark: [pages_of(m.watermark_min_mib) as i64, pages_of(m.watermark_low_mib) as i64, pages_of(m.watermark_high_mib) as i64],
+            minfree: m.minfree.iter().map(|&(adj, mib)| (adj, pages_of(mib) as i64)).collect(),
             zram_ratio: device.zram.ratio,
             compress_ns: (device.zram.compress_us_per_page * 1e3) as u64,
             decompress_ns: (device.zram.decompress_us_per_page * 1e3) as u64,
@@ -477,11 +413,7 @@ impl Sim {
 
     fn push(&mut self, at: Nanos, ev: Ev) {
         self.seq += 1;
-        self.queue.push(Reverse(Queued {
-            at,
-            seq: self.seq,
-            ev,
-        }));
+        self.queue.push(Reverse(Queued { at, seq: self.seq, ev }));
     }
 
     /// Runs the whole workload and returns its record.
@@ -492,20 +424,42 @@ impl Sim {
 
     /// Runs until the workload script is finished.
     pub fn run_to_end(&mut self) {
+        while self.run_until(Nanos(u64::MAX)) {}
+    }
+
+    /// Runs every event before `t`; returns false once the workload has finished.
+    pub fn run_until(&mut self, t: Nanos) -> bool {
         while !self.ended {
-            let Some(Reverse(q)) = self.queue.pop() else {
-                break;
-            };
+            match self.queue.peek() {
+                Some(Reverse(q)) if q.at < t => {}
+                Some(_) => return true,
+                None => {
+                    self.ended = true;
+                    break;
+                }
+            }
+            let Reverse(q) = self.queue.pop().expect("peeked");
             self.now = q.at;
             self.handle(q.ev);
             self.flush_policy();
             self.sync_cpu();
         }
+        false
     }
 
     /// Page accesses simulated so far (for the benchmark).
     pub fn touches(&self) -> u64 {
         self.c.touches
+    }
+
+    /// LRU pages scanned by reclaim so far (for the benchmark).
+    pub fn scanned(&self) -> u64 {
+        self.c.scanned
+    }
+
+    /// Pages reclaimed so far.
+    pub fn reclaimed(&self) -> u64 {
+        self.c.reclaimed
     }
 
     /// Simulated time so far.
@@ -516,38 +470,23 @@ impl Sim {
     /// Checks the page table and memory accounting (used by property tests).
     pub fn check_invariants(&self) -> Result<(), String> {
         self.pages.check()?;
-        let zram: i64 = (0..self.apps.len())
-            .map(|a| self.pages.count(a as u16, Loc::Zram) as i64)
-            .sum();
-        let flash: i64 = (0..self.apps.len())
-            .map(|a| self.pages.count(a as u16, Loc::Flash) as i64)
-            .sum();
+        let zram: i64 = (0..self.apps.len()).map(|a| self.pages.count(a as u16, Loc::Zram) as i64).sum();
+        let flash: i64 = (0..self.apps.len()).map(|a| self.pages.count(a as u16, Loc::Flash) as i64).sum();
         if zram != self.zram_stored || flash != self.flash_used {
-            return Err(format!(
-                "swap accounting: zram {zram} vs {}, flash {flash} vs {}",
-                self.zram_stored, self.flash_used
-            ));
+            return Err(format!("swap accounting: zram {zram} vs {}, flash {flash} vs {}", self.zram_stored, self.flash_used));
         }
         if self.zram_stored > self.zram_cap || self.flash_used > self.flash_cap {
             return Err("swap over capacity".into());
         }
         for (i, a) in self.apps.iter().enumerate() {
             let i = i as u16;
-            let anon_in_use: u32 = [Loc::InactiveAnon, Loc::ActiveAnon, Loc::Zram, Loc::Flash]
-                .iter()
-                .map(|&l| self.pages_of_app_kind(i, l, true))
-                .sum();
+            let anon_in_use: u32 =
+                [Loc::InactiveAnon, Loc::ActiveAnon, Loc::Zram, Loc::Flash].iter().map(|&l| self.pages_of_app_kind(i, l, true)).sum();
             if a.state == AppState::Dead && anon_in_use != 0 {
-                return Err(format!(
-                    "dead app {} holds {anon_in_use} anon pages",
-                    a.spec.name
-                ));
+                return Err(format!("dead app {} holds {anon_in_use} anon pages", a.spec.name));
             }
             if anon_in_use > a.populated {
-                return Err(format!(
-                    "app {} holds {anon_in_use} anon pages but allocated {}",
-                    a.spec.name, a.populated
-                ));
+                return Err(format!("app {} holds {anon_in_use} anon pages but allocated {}", a.spec.name, a.populated));
             }
         }
         Ok(())
@@ -555,10 +494,7 @@ impl Sim {
 
     fn pages_of_app_kind(&self, app: u16, l: Loc, anon: bool) -> u32 {
         // Anon and file pages never share a list location except Absent.
-        let is_anon_loc = matches!(
-            l,
-            Loc::InactiveAnon | Loc::ActiveAnon | Loc::Zram | Loc::Flash
-        );
+        let is_anon_loc = matches!(l, Loc::InactiveAnon | Loc::ActiveAnon | Loc::Zram | Loc::Flash);
         if is_anon_loc == anon {
             self.pages.count(app, l)
         } else {
@@ -569,15 +505,7 @@ impl Sim {
     // ----- memory accounting -----
 
     fn resident(&self) -> i64 {
-        [
-            Loc::InactiveAnon,
-            Loc::ActiveAnon,
-            Loc::InactiveFile,
-            Loc::ActiveFile,
-        ]
-        .iter()
-        .map(|&l| self.pages.list_len(l) as i64)
-        .sum()
+        [Loc::InactiveAnon, Loc::ActiveAnon, Loc::InactiveFile, Loc::ActiveFile].iter().map(|&l| self.pages.list_len(l) as i64).sum()
     }
 
     fn zram_pool_pages(&self) -> i64 {
@@ -603,8 +531,7 @@ impl Sim {
             Ev::Job { work, app, cont } => self.add_job(work, app, cont),
             Ev::PolicyTick => {
                 let dt = self.now.0.saturating_sub(self.busy_sample.0 .0).max(1);
-                let busy = (self.cpu.busy_core_ns - self.busy_sample.1)
-                    / (dt as f64 * self.cpu.cores() as f64);
+                let busy = (self.cpu.busy_core_ns - self.busy_sample.1) / (dt as f64 * self.cpu.cores() as f64);
                 let io = (self.flash.busy_ns - self.busy_sample.2) as f64 / dt as f64;
                 self.util = (busy + io.min(1.0) * (1.0 - busy)).clamp(0.0, 1.0);
                 self.busy_sample = (self.now, self.cpu.busy_core_ns, self.flash.busy_ns);
@@ -634,12 +561,7 @@ impl Sim {
         self.cpu.finish(self.now, &mut done);
         for c in done.drain(..) {
             match c {
-                Cont::Frame {
-                    app,
-                    life,
-                    start,
-                    render,
-                } => self.frame_done(app, life, start, render),
+                Cont::Frame { app, life, start, render } => self.frame_done(app, life, start, render),
                 Cont::LaunchSeg { app, life } => self.launch_seg_done(app, life),
                 Cont::Bg { app, life, gen } => {
                     if self.apps[app as usize].life == life {
@@ -683,18 +605,13 @@ impl Sim {
         let (weight, paused) = match app {
             Some(a) => {
                 let life_ok = match &cont {
-                    Cont::Frame { life, .. }
-                    | Cont::LaunchSeg { life, .. }
-                    | Cont::Bg { life, .. } => *life == self.apps[a as usize].life,
+                    Cont::Frame { life, .. } | Cont::LaunchSeg { life, .. } | Cont::Bg { life, .. } => *life == self.apps[a as usize].life,
                     Cont::Kswapd => true,
                 };
                 if !life_ok {
                     return;
                 }
-                (
-                    self.weight_of(a),
-                    self.apps[a as usize].state == AppState::Frozen,
-                )
+                (self.weight_of(a), self.apps[a as usize].state == AppState::Frozen)
             }
             None => (cpu::WEIGHT_NORMAL, false),
         };
@@ -717,16 +634,8 @@ impl Sim {
                 self.flash_base = (self.flash.read_bytes, self.flash.write_bytes);
                 self.push(self.now, Ev::Step);
             }
-            Step::Launch {
-                app,
-                round,
-                measured,
-            } => self.launch(app, round, measured),
-            Step::Use {
-                secs,
-                interactive,
-                measured,
-            } => {
+            Step::Launch { app, round, measured } => self.launch(app, round, measured),
+            Step::Use { secs, interactive, measured } => {
                 self.in_use = true;
                 self.interactive = interactive;
                 if measured && interactive {
@@ -737,10 +646,7 @@ impl Sim {
             Step::Home { secs } => {
                 if let Some(prev) = self.fg.take() {
                     self.to_background(prev);
-                    self.pending.push(Event::AppSwitch {
-                        from: Some(AppId(prev)),
-                        to: None,
-                    });
+                    self.pending.push(Event::AppSwitch { from: Some(AppId(prev)), to: None });
                 }
                 self.recompute_adj();
                 self.push(self.now + Nanos::from_secs_f64(secs), Ev::Step);
@@ -787,21 +693,11 @@ impl Sim {
         if let Some(p) = prev.filter(|&p| p != app) {
             self.to_background(p);
         }
-        let kind = if self.apps[app as usize].state == AppState::Dead {
-            LaunchKind::Cold
-        } else {
-            LaunchKind::Warm
-        };
+        let kind = if self.apps[app as usize].state == AppState::Dead { LaunchKind::Cold } else { LaunchKind::Warm };
         // The policy hears of the launch before it begins (Ice thaws here).
         self.fg = Some(app);
-        self.pending.push(Event::LaunchStarted {
-            app: AppId(app),
-            kind,
-        });
-        self.pending.push(Event::AppSwitch {
-            from: prev.map(AppId),
-            to: Some(AppId(app)),
-        });
+        self.pending.push(Event::LaunchStarted { app: AppId(app), kind });
+        self.pending.push(Event::AppSwitch { from: prev.map(AppId), to: Some(AppId(app)) });
         self.flush_policy();
         let a = &mut self.apps[app as usize];
         if a.state == AppState::Dead {
@@ -828,11 +724,7 @@ impl Sim {
                 }
             }
         };
-        let cpu_total = if kind == LaunchKind::Cold {
-            a.cold_cpu
-        } else {
-            a.warm_cpu
-        };
+        let cpu_total = if kind == LaunchKind::Cold { a.cold_cpu } else { a.warm_cpu };
         a.launch = Some(Launch {
             kind,
             start: self.now,
@@ -857,11 +749,7 @@ impl Sim {
         let a0 = l.anon_from + a.launch_anon * s / n;
         let a1 = l.anon_from + a.launch_anon * (s + 1) / n;
         let life = a.life;
-        let mut ctx = Ctx {
-            t: self.now,
-            cpu: Nanos::ZERO,
-            compress: Nanos::ZERO,
-        };
+        let mut ctx = Ctx { t: self.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
         for i in f0..f1 {
             self.touch(app, self.apps[app as usize].anon + i, &mut ctx);
         }
@@ -898,11 +786,7 @@ impl Sim {
         a.state = AppState::Foreground;
         a.gen += 1;
         let gen = a.gen;
-        self.pending.push(Event::LaunchDone {
-            app: AppId(app),
-            kind: l.kind,
-            latency,
-        });
+        self.pending.push(Event::LaunchDone { app: AppId(app), kind: l.kind, latency });
         // The foreground app's render/idle loop starts at the next vsync.
         let next = Nanos(self.now.0.div_ceil(VSYNC.0) * VSYNC.0);
         self.push(next, Ev::Tick { app, life, gen });
@@ -913,8 +797,7 @@ impl Sim {
 
     fn tick(&mut self, app: u16, life: u32, gen: u32) {
         let a = &self.apps[app as usize];
-        if a.life != life || a.gen != gen || a.state != AppState::Foreground || self.fg != Some(app)
-        {
+        if a.life != life || a.gen != gen || a.state != AppState::Foreground || self.fg != Some(app) {
             return;
         }
         if a.frame_busy {
@@ -923,34 +806,31 @@ impl Sim {
             return;
         }
         let render = self.in_use && self.interactive;
-        let mut ctx = Ctx {
-            t: self.now,
-            cpu: Nanos::ZERO,
-            compress: Nanos::ZERO,
-        };
-        // Grow towards the full anonymous footprint.
-        let per_tick = if render {
-            POPULATE_PAGES_PER_S / 60
-        } else {
-            POPULATE_PAGES_PER_S / 10
-        };
-        let (pop, anon) = (a.populated, a.anon);
+        let mut ctx = Ctx { t: self.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
+        // Grow towards the full footprint: allocate heap, map the rest of the files.
+        let per_tick = if render { POPULATE_PAGES_PER_S / 60 } else { POPULATE_PAGES_PER_S / 10 };
+        let (pop, anon, seen, file) = (a.populated, a.anon, a.file_seen, a.file);
         let grow_to = (pop + per_tick).min(anon);
         for i in pop..grow_to {
             self.apps[app as usize].populated = i + 1;
             self.touch(app, i, &mut ctx);
         }
+        let seen_to = (seen + per_tick).min(file);
+        for i in seen..seen_to {
+            self.touch(app, anon + i, &mut ctx);
+        }
+        self.apps[app as usize].file_seen = seen_to;
         let work = if render {
             let a = &self.apps[app as usize];
             let (wa, wf) = (a.ws_anon.min(a.populated), a.ws_file);
             let (na, nf) = (a.ws_anon.div_ceil(60), a.ws_file.div_ceil(60));
             let file0 = a.anon;
             for _ in 0..if wa > 0 { na } else { 0 } {
-                let p = self.apps[app as usize].rng.gen_range(0..wa);
+                let p = skewed(&mut self.apps[app as usize].rng, wa);
                 self.touch(app, p, &mut ctx);
             }
             for _ in 0..if wf > 0 { nf } else { 0 } {
-                let p = self.apps[app as usize].rng.gen_range(0..wf);
+                let p = skewed(&mut self.apps[app as usize].rng, wf);
                 self.touch(app, file0 + p, &mut ctx);
             }
             Nanos::from_ms_f64(self.apps[app as usize].spec.frame_cpu_ms)
@@ -961,17 +841,7 @@ impl Sim {
             return;
         }
         self.apps[app as usize].frame_busy = true;
-        self.start_job(
-            ctx,
-            work,
-            Some(app),
-            Cont::Frame {
-                app,
-                life,
-                start: self.now,
-                render,
-            },
-        );
+        self.start_job(ctx, work, Some(app), Cont::Frame { app, life, start: self.now, render });
     }
 
     fn frame_done(&mut self, app: u16, life: u32, start: Nanos, render: bool) {
@@ -987,11 +857,7 @@ impl Sim {
             }
         }
         let gen = a.gen;
-        let next = if render {
-            Nanos((self.now.0 / VSYNC.0 + 1) * VSYNC.0)
-        } else {
-            (start + IDLE_TICK).max(self.now)
-        };
+        let next = if render { Nanos((self.now.0 / VSYNC.0 + 1) * VSYNC.0) } else { (start + IDLE_TICK).max(self.now) };
         self.push(next, Ev::Tick { app, life, gen });
     }
 
@@ -1014,11 +880,7 @@ impl Sim {
         if a.life != life || a.gen != gen || a.state != AppState::Cached {
             return;
         }
-        let mut ctx = Ctx {
-            t: self.now,
-            cpu: Nanos::ZERO,
-            compress: Nanos::ZERO,
-        };
+        let mut ctx = Ctx { t: self.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
         let (n, pop) = (a.bg_touch, a.populated);
         let (nf, wf, file0) = (a.bg_touch / BG_FILE_SHARE, a.ws_file, a.anon);
         if pop > 0 {
@@ -1092,11 +954,7 @@ impl Sim {
             let fg = self.fg == Some(app);
             self.c.refaults[fg as usize][(!anon) as usize] += 1;
             if self.setup.events.refaults {
-                self.pending.push(Event::Refault {
-                    app: AppId(app),
-                    kind: if anon { PageKind::Anon } else { PageKind::File },
-                    fg,
-                });
+                self.pending.push(Event::Refault { app: AppId(app), kind: if anon { PageKind::Anon } else { PageKind::File }, fg });
             }
         }
     }
@@ -1109,11 +967,7 @@ impl Sim {
         if refault {
             let distance = self.age.wrapping_sub(self.pages.shadow(p)) as i64;
             let active_size = self.pages.list_len(Loc::ActiveFile) as i64
-                + if self.swap_possible() {
-                    self.pages.list_len(Loc::ActiveAnon) as i64
-                } else {
-                    0
-                };
+                + if self.swap_possible() { self.pages.list_len(Loc::ActiveAnon) as i64 } else { 0 };
             active = distance <= active_size;
         }
         self.pages.set_flag(p, F_SHADOW | F_REFERENCED, false);
@@ -1135,9 +989,7 @@ impl Sim {
             self.kswapd_active = true;
             self.push(self.now, Ev::Kswapd);
         }
-        if free <= self.minfree.last().map_or(0, |m| m.1)
-            && self.last_lmk.is_none_or(|t| self.now >= t + LMK_INTERVAL)
-        {
+        if free <= self.minfree.last().map_or(0, |m| m.1) && self.last_lmk.is_none_or(|t| self.now >= t + LMK_INTERVAL) {
             self.lmk();
         }
         if self.free() <= self.wmark[0] {
@@ -1170,11 +1022,7 @@ impl Sim {
             self.kswapd_active = false;
             return;
         }
-        let ctx = Ctx {
-            t: self.now,
-            cpu: cost.0,
-            compress: cost.1,
-        };
+        let ctx = Ctx { t: self.now, cpu: cost.0, compress: cost.1 };
         self.start_job(ctx, Nanos::ZERO, None, Cont::Kswapd);
     }
 
@@ -1186,24 +1034,18 @@ impl Sim {
         let mut evicted: u64 = 0;
         let mut compress = Nanos::ZERO;
         let mut flash_writes: u64 = 0;
-        let budget = nr as u64 * 64;
+        // Like the kernel raising scan priority until it scans whole lists, a pass may
+        // walk the entire LRU once before giving up.
+        let budget = (nr as u64 * 64).max(self.resident() as u64 * 2);
         let lru_gb = ((self.resident() as f64) / 262_144.0).max(1.0);
         let inactive_ratio = (10.0 * lru_gb).sqrt().floor().max(1.0) as u32;
         while got < nr && scanned < budget {
             let anon_ok = self.swap_possible();
-            let ia =
-                self.pages.list_len(Loc::InactiveAnon) + self.pages.list_len(Loc::ActiveAnon) / 2;
-            let ifl =
-                self.pages.list_len(Loc::InactiveFile) + self.pages.list_len(Loc::ActiveFile) / 2;
+            let ia = self.pages.list_len(Loc::InactiveAnon) + self.pages.list_len(Loc::ActiveAnon) / 2;
+            let ifl = self.pages.list_len(Loc::InactiveFile) + self.pages.list_len(Loc::ActiveFile) / 2;
             let anon = anon_ok && ia > ifl;
-            let (inactive, active) = if anon {
-                (Loc::InactiveAnon, Loc::ActiveAnon)
-            } else {
-                (Loc::InactiveFile, Loc::ActiveFile)
-            };
-            if self.pages.list_len(inactive) * inactive_ratio < self.pages.list_len(active)
-                || self.pages.list_len(inactive) == 0
-            {
+            let (inactive, active) = if anon { (Loc::InactiveAnon, Loc::ActiveAnon) } else { (Loc::InactiveFile, Loc::ActiveFile) };
+            if self.pages.list_len(inactive) * inactive_ratio < self.pages.list_len(active) || self.pages.list_len(inactive) == 0 {
                 // Deactivate a batch from the active tail; the young bit is cleared.
                 for _ in 0..RECLAIM_BATCH {
                     let Some(p) = self.pages.tail(active) else {
@@ -1215,10 +1057,7 @@ impl Sim {
                 }
             }
             let Some(p) = self.pages.tail(inactive) else {
-                if !anon_ok
-                    || self.pages.list_len(Loc::InactiveFile) + self.pages.list_len(Loc::ActiveFile)
-                        == 0
-                {
+                if !anon_ok || self.pages.list_len(Loc::InactiveFile) + self.pages.list_len(Loc::ActiveFile) == 0 {
                     break;
                 }
                 continue;
@@ -1244,21 +1083,13 @@ impl Sim {
                     self.pages.move_to(p, active);
                     continue;
                 }
-                let tier = if self.zram_stored < self.zram_cap {
-                    Loc::Zram
-                } else {
-                    Loc::Flash
-                };
+                let tier = if self.zram_stored < self.zram_cap { Loc::Zram } else { Loc::Flash };
                 if tier == Loc::Zram {
                     compress += Nanos(self.compress_ns);
                     self.zram_stored += 1;
                     if self.setup.swap == SwapSetup::Zswap && self.zram_stored >= self.zram_cap {
                         // zswap: the pool is full; write its oldest entry back to flash.
-                        if let Some(old) = self
-                            .pages
-                            .tail(Loc::Zram)
-                            .filter(|_| self.flash_used < self.flash_cap)
-                        {
+                        if let Some(old) = self.pages.tail(Loc::Zram).filter(|_| self.flash_used < self.flash_cap) {
                             compress += Nanos(self.decompress_ns);
                             self.pages.move_to(old, Loc::Flash);
                             self.zram_stored -= 1;
@@ -1284,6 +1115,7 @@ impl Sim {
             io_done = self.flash.submit(t, Op::Write, flash_writes * 4096);
         }
         self.c.reclaimed += evicted;
+        self.c.scanned += scanned;
         let cpu = Nanos(scanned * SCAN_NS + evicted * EVICT_NS) + compress;
         (got, (cpu, compress), io_done)
     }
@@ -1300,15 +1132,11 @@ impl Sim {
             return;
         }
         let (free, file) = (self.free(), self.file_lru());
-        let Some(&(min_adj, _)) = self.minfree.iter().find(|&&(_, mf)| free < mf && file < mf)
-        else {
+        let Some(&(min_adj, _)) = self.minfree.iter().find(|&&(_, mf)| free < mf && file < mf) else {
             return;
         };
         if self.setup.lmk == LmkMode::Policy {
-            self.pending.push(Event::LowMemory {
-                min_adj,
-                free: Pages(free.max(0) as u64),
-            });
+            self.pending.push(Event::LowMemory { min_adj, free: Pages(free.max(0) as u64) });
             return;
         }
         if let Some(v) = self.pick_victim(min_adj) {
@@ -1320,24 +1148,13 @@ impl Sim {
         (0..self.apps.len() as u16)
             .filter(|&i| {
                 let a = &self.apps[i as usize];
-                a.state != AppState::Dead
-                    && self.fg != Some(i)
-                    && !a.unkillable
-                    && a.oom_adj >= min_adj
+                a.state != AppState::Dead && self.fg != Some(i) && !a.unkillable && a.oom_adj >= min_adj
             })
             .max_by_key(|&i| (self.apps[i as usize].oom_adj, self.rss(i), Reverse(i)))
     }
 
     fn rss(&self, app: u16) -> u32 {
-        [
-            Loc::InactiveAnon,
-            Loc::ActiveAnon,
-            Loc::InactiveFile,
-            Loc::ActiveFile,
-        ]
-        .iter()
-        .map(|&l| self.pages.count(app, l))
-        .sum()
+        [Loc::InactiveAnon, Loc::ActiveAnon, Loc::InactiveFile, Loc::ActiveFile].iter().map(|&l| self.pages.count(app, l)).sum()
     }
 
     fn oom_kill(&mut self) {
@@ -1361,14 +1178,14 @@ impl Sim {
                 _ => {}
             }
             self.pages.move_to(p, Loc::Absent);
-            self.pages
-                .set_flag(p, F_SHADOW | F_YOUNG | F_REFERENCED | F_LOCKED, false);
+            self.pages.set_flag(p, F_SHADOW | F_YOUNG | F_REFERENCED | F_LOCKED, false);
         }
         self.cpu.drop_app(self.now, app);
         let a = &mut self.apps[app as usize];
         a.state = AppState::Dead;
         a.life += 1;
         a.populated = 0;
+        a.file_seen = 0;
         a.frame_busy = false;
         a.launch = None;
         a.unkillable = false;
@@ -1431,9 +1248,7 @@ impl Sim {
             Event::Refault { .. } => m.refaults,
             Event::Pressure { .. } => m.pressure,
             Event::LowMemory { .. } => true,
-            Event::AppSwitch { .. } | Event::LaunchStarted { .. } | Event::LaunchDone { .. } => {
-                m.launches
-            }
+            Event::AppSwitch { .. } | Event::LaunchStarted { .. } | Event::LaunchDone { .. } => m.launches,
             Event::AppStarted { .. } | Event::AppDied { .. } => m.lifecycle,
         }
     }
@@ -1537,11 +1352,7 @@ impl Sim {
     fn prepage(&mut self, app: u16, n: u64) {
         let a = &self.apps[app as usize];
         let (base, pop) = (a.base, a.populated);
-        let mut ctx = Ctx {
-            t: self.now,
-            cpu: Nanos::ZERO,
-            compress: Nanos::ZERO,
-        };
+        let mut ctx = Ctx { t: self.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
         let mut got = 0;
         for p in base..base + pop {
             if got >= n {
@@ -1573,16 +1384,8 @@ impl Sim {
         let (c, b) = (&self.c, &self.base);
         let mut lat: Vec<f64> = self.launches.iter().map(|l| l.1.as_ms_f64()).collect();
         let n = lat.len() as f64;
-        let mean = if lat.is_empty() {
-            0.0
-        } else {
-            lat.iter().sum::<f64>() / n
-        };
-        let stddev = if lat.is_empty() {
-            0.0
-        } else {
-            (lat.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt()
-        };
+        let mean = if lat.is_empty() { 0.0 } else { lat.iter().sum::<f64>() / n };
+        let stddev = if lat.is_empty() { 0.0 } else { (lat.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt() };
         lat.sort_by(f64::total_cmp);
         let pct = |q: f64| {
             if lat.is_empty() {
@@ -1591,52 +1394,27 @@ impl Sim {
                 lat[((q * (lat.len() - 1) as f64).round() as usize).min(lat.len() - 1)]
             }
         };
-        let warm: Vec<f64> = self
-            .launches
-            .iter()
-            .filter(|l| l.0 == LaunchKind::Warm)
-            .map(|l| l.1.as_ms_f64())
-            .collect();
+        let warm: Vec<f64> = self.launches.iter().filter(|l| l.0 == LaunchKind::Warm).map(|l| l.1.as_ms_f64()).collect();
         let rounds = self.workload.rounds;
         let caching = if rounds > 1 {
-            self.launches
-                .iter()
-                .filter(|l| l.0 == LaunchKind::Warm && l.2 > 0)
-                .count() as f64
-                / (rounds - 1) as f64
+            self.launches.iter().filter(|l| l.0 == LaunchKind::Warm && l.2 > 0).count() as f64 / (rounds - 1) as f64
         } else {
             0.0
         };
         let use_s = self.use_ns as f64 / 1e9;
         let metrics = Metrics {
-            fps: if use_s > 0.0 {
-                self.frames as f64 / use_s
-            } else {
-                0.0
-            },
-            ria: if self.frames > 0 {
-                self.alerts as f64 / self.frames as f64
-            } else {
-                0.0
-            },
+            fps: if use_s > 0.0 { self.frames as f64 / use_s } else { 0.0 },
+            ria: if self.frames > 0 { self.alerts as f64 / self.frames as f64 } else { 0.0 },
             interaction_alerts: self.alerts,
             frames: self.frames,
-            launches_cold: self
-                .launches
-                .iter()
-                .filter(|l| l.0 == LaunchKind::Cold)
-                .count() as u64,
+            launches_cold: self.launches.iter().filter(|l| l.0 == LaunchKind::Cold).count() as u64,
             launches_warm: warm.len() as u64,
             launch_ms_mean: mean,
             launch_ms_p50: pct(0.5),
             launch_ms_p95: pct(0.95),
             launch_ms_stddev: stddev,
             launch_ms_total: lat.iter().sum(),
-            switch_ms_mean: if warm.is_empty() {
-                0.0
-            } else {
-                warm.iter().sum::<f64>() / warm.len() as f64
-            },
+            switch_ms_mean: if warm.is_empty() { 0.0 } else { warm.iter().sum::<f64>() / warm.len() as f64 },
             caching_capability: caching,
             refaults_fg_anon: d(c.refaults[1][0], b.refaults[1][0]),
             refaults_fg_file: d(c.refaults[1][1], b.refaults[1][1]),
@@ -1709,9 +1487,7 @@ impl SystemView for Sim {
             state: a.state,
             oom_adj: a.oom_adj,
             rss: Pages(self.rss(i) as u64),
-            swapped: Pages(
-                (self.pages.count(i, Loc::Zram) + self.pages.count(i, Loc::Flash)) as u64,
-            ),
+            swapped: Pages((self.pages.count(i, Loc::Zram) + self.pages.count(i, Loc::Flash)) as u64),
             saves_context: a.spec.saves_context,
             priority_class: a.spec.priority_class,
             perceptible: a.spec.perceptible,

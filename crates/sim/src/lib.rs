@@ -26,14 +26,7 @@ pub enum SimError {
 }
 
 /// Runs `policy` on `device` with `workload` and returns the run record.
-pub fn run(
-    device: &Device,
-    workload: &Workload,
-    catalog: &Catalog,
-    policy: &str,
-    opts: &RunOptions,
-) -> Result<RunRecord, SimError> {
-    let p =
-        floe_policies::make(policy).ok_or_else(|| SimError::UnknownPolicy(policy.to_string()))?;
+pub fn run(device: &Device, workload: &Workload, catalog: &Catalog, policy: &str, opts: &RunOptions) -> Result<RunRecord, SimError> {
+    let p = floe_policies::make(policy).ok_or_else(|| SimError::UnknownPolicy(policy.to_string()))?;
     Ok(Sim::new(device, workload, catalog, p, opts).run())
 }

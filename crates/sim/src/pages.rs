@@ -1,8 +1,9 @@
 //! The page table: every simulated 4 KiB page, its owner, kind and location, and the
 //! kernel's LRU lists as intrusive doubly-linked index lists (O(1) insert, remove, move).
 //!
-//! Storage is struct-of-arrays indexed by a dense page id; each app owns one contiguous
-//! id range, anonymous pages first, then file pages.
+//! Storage is one 16-byte record per page (a quarter of a cache line, so a list move
+//! touches few lines), indexed by a dense page id; each app owns one contiguous id
+//! range, anonymous pages first, then file pages.
 
 /// End-of-list marker.
 pub const NIL: u32 = u32::MAX;
@@ -25,15 +26,7 @@ pub enum Loc {
 }
 
 impl Loc {
-    pub const ALL: [Loc; 7] = [
-        Loc::Absent,
-        Loc::InactiveAnon,
-        Loc::ActiveAnon,
-        Loc::InactiveFile,
-        Loc::ActiveFile,
-        Loc::Zram,
-        Loc::Flash,
-    ];
+    pub const ALL: [Loc; 7] = [Loc::Absent, Loc::InactiveAnon, Loc::ActiveAnon, Loc::InactiveFile, Loc::ActiveFile, Loc::Zram, Loc::Flash];
     const LISTS: usize = 5;
 
     fn from_u8(v: u8) -> Loc {
@@ -41,10 +34,7 @@ impl Loc {
     }
     /// True for the four LRU lists: the page occupies a frame of RAM.
     pub fn resident(self) -> bool {
-        matches!(
-            self,
-            Loc::InactiveAnon | Loc::ActiveAnon | Loc::InactiveFile | Loc::ActiveFile
-        )
+        matches!(self, Loc::InactiveAnon | Loc::ActiveAnon | Loc::InactiveFile | Loc::ActiveFile)
     }
     fn list(self) -> Option<usize> {
         let v = self as usize;
@@ -70,16 +60,22 @@ struct List {
     len: u32,
 }
 
+/// One page.
+#[derive(Clone, Copy, Debug)]
+struct Page {
+    prev: u32,
+    next: u32,
+    /// Eviction age recorded in the shadow entry.
+    shadow: u32,
+    owner: u16,
+    loc: u8,
+    flags: u8,
+}
+
 /// All pages of a run.
 #[derive(Clone, Debug)]
 pub struct PageTable {
-    owner: Vec<u16>,
-    loc: Vec<u8>,
-    flags: Vec<u8>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    /// Eviction age recorded in the shadow entry.
-    shadow: Vec<u32>,
+    p: Vec<Page>,
     lists: [List; Loc::LISTS],
     /// Pages per (app, location).
     counts: Vec<[u32; 7]>,
@@ -91,75 +87,57 @@ impl PageTable {
     pub fn new(apps: &[(u32, u32)]) -> (PageTable, Vec<u32>) {
         let total: u64 = apps.iter().map(|&(a, f)| a as u64 + f as u64).sum();
         assert!(total < NIL as u64, "too many pages for 32-bit page ids");
-        let n = total as usize;
-        let mut owner = Vec::with_capacity(n);
-        let mut flags = Vec::with_capacity(n);
+        let mut p = Vec::with_capacity(total as usize);
         let mut bases = Vec::with_capacity(apps.len());
         for (i, &(a, f)) in apps.iter().enumerate() {
-            bases.push(owner.len() as u32);
-            owner.extend(std::iter::repeat(i as u16).take((a + f) as usize));
-            flags.extend(std::iter::repeat(F_ANON).take(a as usize));
-            flags.extend(std::iter::repeat(0).take(f as usize));
+            bases.push(p.len() as u32);
+            let page = |flags| Page { prev: NIL, next: NIL, shadow: 0, owner: i as u16, loc: Loc::Absent as u8, flags };
+            p.extend(std::iter::repeat(page(F_ANON)).take(a as usize));
+            p.extend(std::iter::repeat(page(0)).take(f as usize));
         }
-        let counts = apps
-            .iter()
-            .map(|&(a, f)| [a + f, 0, 0, 0, 0, 0, 0])
-            .collect();
-        let t = PageTable {
-            owner,
-            loc: vec![0; n],
-            flags,
-            prev: vec![NIL; n],
-            next: vec![NIL; n],
-            shadow: vec![0; n],
-            lists: [List {
-                head: NIL,
-                tail: NIL,
-                len: 0,
-            }; Loc::LISTS],
-            counts,
-        };
+        let counts = apps.iter().map(|&(a, f)| [a + f, 0, 0, 0, 0, 0, 0]).collect();
+        let t = PageTable { p, lists: [List { head: NIL, tail: NIL, len: 0 }; Loc::LISTS], counts };
         (t, bases)
     }
 
     pub fn len(&self) -> usize {
-        self.owner.len()
+        self.p.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.owner.is_empty()
+        self.p.is_empty()
     }
     #[inline]
     pub fn owner(&self, p: u32) -> u16 {
-        self.owner[p as usize]
+        self.p[p as usize].owner
     }
     #[inline]
     pub fn loc(&self, p: u32) -> Loc {
-        Loc::from_u8(self.loc[p as usize])
+        Loc::from_u8(self.p[p as usize].loc)
     }
     #[inline]
     pub fn is_anon(&self, p: u32) -> bool {
-        self.flags[p as usize] & F_ANON != 0
+        self.p[p as usize].flags & F_ANON != 0
     }
     #[inline]
     pub fn has(&self, p: u32, f: u8) -> bool {
-        self.flags[p as usize] & f != 0
+        self.p[p as usize].flags & f != 0
     }
     #[inline]
     pub fn set_flag(&mut self, p: u32, f: u8, on: bool) {
         if on {
-            self.flags[p as usize] |= f;
+            self.p[p as usize].flags |= f;
         } else {
-            self.flags[p as usize] &= !f;
+            self.p[p as usize].flags &= !f;
         }
     }
     #[inline]
     pub fn shadow(&self, p: u32) -> u32 {
-        self.shadow[p as usize]
+        self.p[p as usize].shadow
     }
     #[inline]
     pub fn set_shadow(&mut self, p: u32, age: u32) {
-        self.shadow[p as usize] = age;
-        self.flags[p as usize] |= F_SHADOW;
+        self.p[p as usize].shadow = age;
+        self.p[p as usize].flags |= F_SHADOW;
     }
     /// Length of a list location.
     pub fn list_len(&self, l: Loc) -> u32 {
@@ -179,7 +157,7 @@ impl PageTable {
     /// The next-newer page after `p` in its list (towards the head).
     #[inline]
     pub fn newer(&self, p: u32) -> Option<u32> {
-        let q = self.prev[p as usize];
+        let q = self.p[p as usize].prev;
         (q != NIL).then_some(q)
     }
 
@@ -193,10 +171,10 @@ impl PageTable {
         if let Some(i) = to.list() {
             self.push_head(i, p);
         }
-        let c = &mut self.counts[self.owner[p as usize] as usize];
+        let c = &mut self.counts[self.p[p as usize].owner as usize];
         c[from as usize] -= 1;
         c[to as usize] += 1;
-        self.loc[p as usize] = to as u8;
+        self.p[p as usize].loc = to as u8;
     }
 
     /// Moves `p` to the head of the list it is already on.
@@ -210,31 +188,31 @@ impl PageTable {
 
     #[inline]
     fn unlink(&mut self, i: usize, p: u32) {
-        let (pr, nx) = (self.prev[p as usize], self.next[p as usize]);
+        let (pr, nx) = (self.p[p as usize].prev, self.p[p as usize].next);
         if pr == NIL {
             self.lists[i].head = nx;
         } else {
-            self.next[pr as usize] = nx;
+            self.p[pr as usize].next = nx;
         }
         if nx == NIL {
             self.lists[i].tail = pr;
         } else {
-            self.prev[nx as usize] = pr;
+            self.p[nx as usize].prev = pr;
         }
-        self.prev[p as usize] = NIL;
-        self.next[p as usize] = NIL;
+        self.p[p as usize].prev = NIL;
+        self.p[p as usize].next = NIL;
         self.lists[i].len -= 1;
     }
 
     #[inline]
     fn push_head(&mut self, i: usize, p: u32) {
         let h = self.lists[i].head;
-        self.prev[p as usize] = NIL;
-        self.next[p as usize] = h;
+        self.p[p as usize].prev = NIL;
+        self.p[p as usize].next = h;
         if h == NIL {
             self.lists[i].tail = p;
         } else {
-            self.prev[h as usize] = p;
+            self.p[h as usize].prev = p;
         }
         self.lists[i].head = p;
         self.lists[i].len += 1;
@@ -254,12 +232,9 @@ impl PageTable {
                 }
                 seen[p as usize] = true;
                 if self.loc(p) != want {
-                    return Err(format!(
-                        "page {p} on list {want:?} but located {:?}",
-                        self.loc(p)
-                    ));
+                    return Err(format!("page {p} on list {want:?} but located {:?}", self.loc(p)));
                 }
-                if self.prev[p as usize] != prev {
+                if self.p[p as usize].prev != prev {
                     return Err(format!("page {p} has a broken prev link"));
                 }
                 let anon_list = matches!(want, Loc::InactiveAnon | Loc::ActiveAnon | Loc::Zram);
@@ -267,23 +242,18 @@ impl PageTable {
                     return Err(format!("page {p} of the wrong kind on {want:?}"));
                 }
                 prev = p;
-                p = self.next[p as usize];
+                p = self.p[p as usize].next;
                 len += 1;
             }
             if prev != l.tail || len != l.len {
-                return Err(format!(
-                    "list {want:?}: tail or length wrong ({len} walked, {} recorded)",
-                    l.len
-                ));
+                return Err(format!("list {want:?}: tail or length wrong ({len} walked, {} recorded)", l.len));
             }
         }
         let mut counts = vec![[0u32; 7]; self.counts.len()];
         for p in 0..n as u32 {
             let l = self.loc(p);
             if l.list().is_some() != seen[p as usize] {
-                return Err(format!(
-                    "page {p} at {l:?} is not on exactly the list of its location"
-                ));
+                return Err(format!("page {p} at {l:?} is not on exactly the list of its location"));
             }
             if l == Loc::Flash && !self.is_anon(p) {
                 return Err(format!("file page {p} in flash swap"));

@@ -1,0 +1,90 @@
+//! End-to-end tests of the `floe` binary: output contracts and errors on bad input.
+
+use std::process::Command;
+
+fn floe(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_floe")).args(args).output().expect("run floe")
+}
+
+const TD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../sim/testdata");
+
+#[test]
+fn sim_json_is_one_run_object_with_the_schema_names() {
+    let dev = format!("{TD}/tiny-device.toml");
+    let wl = format!("{TD}/tiny-workload.toml");
+    let apps = format!("{TD}/tiny-apps.toml");
+    let out = floe(&["sim", "--device", &dev, "--workload", &wl, "--apps", &apps, "--policy", "lru-cfs", "--seed", "3", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for k in ["policy", "device", "workload", "params", "seed", "metrics"] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
+    assert_eq!(v["policy"], "lru-cfs");
+    assert_eq!(v["seed"], 3);
+    let m = v["metrics"].as_object().unwrap();
+    for k in [
+        "fps",
+        "ria",
+        "interaction_alerts",
+        "launch_ms_p95",
+        "caching_capability",
+        "refaults_bg_anon",
+        "zram_stored_bytes",
+        "cpu_ms_kswapd",
+        "prepage_recall",
+    ] {
+        assert!(m.contains_key(k), "metric {k} missing");
+    }
+    // Several policies give an array of runs, in the order asked.
+    let out = floe(&["sim", "--device", &dev, "--workload", &wl, "--apps", &apps, "--policy", "android-lmk,zswap", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["policy"], "android-lmk");
+    assert_eq!(v[1]["policy"], "zswap");
+}
+
+#[test]
+fn bad_device_file_names_file_line_and_field() {
+    let dir = std::env::temp_dir().join(format!("floe-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad-device.toml");
+    let src = std::fs::read_to_string(format!("{TD}/tiny-device.toml")).unwrap().replace("cores = 2 ", "cores = \"two\" ");
+    std::fs::write(&bad, src).unwrap();
+    let out = floe(&["sim", "--device", bad.to_str().unwrap(), "--workload", "ice-video-call"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("bad-device.toml:29") && err.contains("cores"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn unknown_names_are_errors_not_panics() {
+    for args in [
+        &["sim", "--policy", "no-such-policy"][..],
+        &["sim", "--workload", "no-such-workload"][..],
+        &["sim", "--device", "no-such-device"][..],
+        &["sim", "--device", "/nonexistent/dir/dev.toml"][..],
+    ] {
+        let out = floe(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("floe: error:"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn list_names_every_contract_policy_device_and_workload() {
+    let out = floe(&["list", "policies"]);
+    let s = String::from_utf8_lossy(&out.stdout);
+    for p in ["android-lmk", "lru-cfs", "swap-all", "zswap"] {
+        assert!(s.lines().any(|l| l.starts_with(p)), "{p} not listed");
+    }
+    let s = String::from_utf8_lossy(&floe(&["list", "devices"]).stdout).to_string();
+    for d in ["pixel3", "pixel3a", "pixel4", "p20", "hikey970", "galaxy-nexus", "nexus5"] {
+        assert!(s.lines().any(|l| l.starts_with(d)), "{d} not listed");
+    }
+    let s = String::from_utf8_lossy(&floe(&["list", "workloads"]).stdout).to_string();
+    for w in ["ice-video-call", "seal-30apps", "smartlmk-256", "asap-seq1", "selective-c"] {
+        assert!(s.lines().any(|l| l.starts_with(w)), "{w} not listed");
+    }
+}

@@ -47,7 +47,7 @@ struct SimArgs {
     #[arg(long)]
     bg_apps: Option<usize>,
     /// Memory pinned away from apps, in MiB (overrides the workload's balloon).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     balloon_mib: Option<f64>,
     /// App catalog file replacing the embedded data/apps.toml.
     #[arg(long)]
@@ -110,6 +110,15 @@ fn sim(a: SimArgs) -> Result<()> {
         if floe_policies::lookup(p).is_none() {
             let known: Vec<_> = floe_policies::REGISTRY.iter().map(|e| e.name).collect();
             bail!("unknown policy `{p}` (known: {})", known.join(", "));
+        }
+    }
+    if let Some(b) = a.balloon_mib {
+        let room = dev.memory.app_mem_mib - 2.0 * dev.memory.watermark_high_mib;
+        if !(b.is_finite() && b >= 0.0 && b < room) {
+            bail!(
+                "--balloon-mib {b}: must be at least 0 and below {room:.0} MiB (memory left to apps on {} less twice its high watermark)",
+                dev.name
+            );
         }
     }
     let opts = RunOptions { seed: a.seed, bg_apps: a.bg_apps, balloon_mib: a.balloon_mib };

@@ -63,6 +63,8 @@ fn unknown_names_are_errors_not_panics() {
         &["sim", "--workload", "no-such-workload"][..],
         &["sim", "--device", "no-such-device"][..],
         &["sim", "--device", "/nonexistent/dir/dev.toml"][..],
+        &["sim", "--balloon-mib", "-5"][..],
+        &["sim", "--balloon-mib", "100000"][..],
     ] {
         let out = floe(args);
         let err = String::from_utf8_lossy(&out.stderr);

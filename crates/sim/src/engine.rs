@@ -988,6 +988,10 @@ impl Sim {
         if free <= self.wmark[1] && !self.kswapd_active {
             self.kswapd_active = true;
             self.push(self.now, Ev::Kswapd);
+            if self.setup.events.pressure {
+                let p = |x: i64| Pages(x.max(0) as u64);
+                self.pending.push(Event::Pressure { free: p(free), low: p(self.wmark[1]), min: p(self.wmark[0]) });
+            }
         }
         if free <= self.minfree.last().map_or(0, |m| m.1) && self.last_lmk.is_none_or(|t| self.now >= t + LMK_INTERVAL) {
             self.lmk();

@@ -13,7 +13,7 @@ use floe_core::{
     Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LmkMode, MemInfo, Metrics, Nanos, PageKind, Pages, Param,
     Policy, RunRecord, Setup, SwapSetup, SystemView,
 };
-use rand::{Rng, SeedableRng};
+use rand::{Rng, RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus as FastRng;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -219,6 +219,8 @@ pub struct Sim {
     use_ns: u64,
     launches: Vec<(LaunchKind, Nanos, u32)>,
     pending: Vec<Event>,
+    /// Reused buffer of page indices for batched touches.
+    scratch: Vec<u32>,
     actions: Vec<Action>,
     done: Vec<Cont>,
     busy_sample: (Nanos, f64, u64),
@@ -241,11 +243,21 @@ fn stream(seed: u64, component: u64) -> FastRng {
 /// Assumption: the classic 80/20 rule; the seeds publish no access distribution.
 fn skewed(rng: &mut FastRng, n: u32) -> u32 {
     let hot = (n / 5).max(1);
-    if n <= hot || rng.gen_bool(0.8) {
-        rng.gen_range(0..hot)
+    // One 64-bit draw: the high half picks hot or cold (80/20), the low half the page
+    // by multiply-shift (bias below 2^-32 per page, irrelevant here).
+    let r = rng.next_u64();
+    let hot_pick = (r >> 32) < (u32::MAX as u64 / 5) * 4;
+    if n <= hot || hot_pick {
+        below(r as u32, hot)
     } else {
-        rng.gen_range(hot..n)
+        hot + below(r as u32, n - hot)
     }
+}
+
+/// Maps a uniform 32-bit draw onto `0..n`.
+#[inline]
+fn below(x: u32, n: u32) -> u32 {
+    ((x as u64 * n as u64) >> 32) as u32
 }
 
 fn pages_of(mib: f64) -> u32 {
@@ -398,6 +410,7 @@ impl Sim {
             use_ns: 0,
             launches: Vec::new(),
             pending: Vec::new(),
+            scratch: Vec::new(),
             actions: Vec::new(),
             done: Vec::new(),
             busy_sample: (Nanos::ZERO, 0.0, 0),
@@ -825,14 +838,12 @@ impl Sim {
             let (wa, wf) = (a.ws_anon.min(a.populated), a.ws_file);
             let (na, nf) = (a.ws_anon.div_ceil(60), a.ws_file.div_ceil(60));
             let file0 = a.anon;
-            for _ in 0..if wa > 0 { na } else { 0 } {
-                let p = skewed(&mut self.apps[app as usize].rng, wa);
-                self.touch(app, p, &mut ctx);
-            }
-            for _ in 0..if wf > 0 { nf } else { 0 } {
-                let p = skewed(&mut self.apps[app as usize].rng, wf);
-                self.touch(app, file0 + p, &mut ctx);
-            }
+            let mut idx = std::mem::take(&mut self.scratch);
+            let rng = &mut self.apps[app as usize].rng;
+            idx.extend((0..if wa > 0 { na } else { 0 }).map(|_| skewed(rng, wa)));
+            idx.extend((0..if wf > 0 { nf } else { 0 }).map(|_| file0 + skewed(rng, wf)));
+            self.touch_all(app, &mut idx, &mut ctx);
+            self.scratch = idx;
             Nanos::from_ms_f64(self.apps[app as usize].spec.frame_cpu_ms)
         } else {
             Nanos::ZERO
@@ -883,18 +894,16 @@ impl Sim {
         let mut ctx = Ctx { t: self.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
         let (n, pop) = (a.bg_touch, a.populated);
         let (nf, wf, file0) = (a.bg_touch / BG_FILE_SHARE, a.ws_file, a.anon);
+        let mut idx = std::mem::take(&mut self.scratch);
+        let rng = &mut self.apps[app as usize].rng;
         if pop > 0 {
-            for _ in 0..n {
-                let p = self.apps[app as usize].rng.gen_range(0..pop);
-                self.touch(app, p, &mut ctx);
-            }
+            idx.extend((0..n).map(|_| below(rng.next_u32(), pop)));
         }
         if wf > 0 {
-            for _ in 0..nf {
-                let p = self.apps[app as usize].rng.gen_range(0..wf);
-                self.touch(app, file0 + p, &mut ctx);
-            }
+            idx.extend((0..nf).map(|_| file0 + below(rng.next_u32(), wf)));
         }
+        self.touch_all(app, &mut idx, &mut ctx);
+        self.scratch = idx;
         if self.apps[app as usize].life != life {
             return;
         }
@@ -903,6 +912,24 @@ impl Sim {
     }
 
     // ----- page access and faults -----
+
+    /// Accesses the pages `idx` of `app` in order, then empties `idx`. The page
+    /// records are prefetched a few accesses ahead: the access order, and so the
+    /// result, is exactly that of touching them one by one.
+    fn touch_all(&mut self, app: u16, idx: &mut Vec<u32>, ctx: &mut Ctx) {
+        const AHEAD: usize = 8;
+        let base = self.apps[app as usize].base;
+        for &i in idx.iter().take(AHEAD) {
+            self.pages.prefetch(base + i);
+        }
+        for k in 0..idx.len() {
+            if let Some(&i) = idx.get(k + AHEAD) {
+                self.pages.prefetch(base + i);
+            }
+            self.touch(app, idx[k], ctx);
+        }
+        idx.clear();
+    }
 
     /// Access page `idx` of `app` (anon pages first, then file pages).
     fn touch(&mut self, app: u16, idx: u32, ctx: &mut Ctx) {

@@ -139,6 +139,19 @@ impl PageTable {
         self.p[p as usize].shadow = age;
         self.p[p as usize].flags |= F_SHADOW;
     }
+    /// Hints the CPU to fetch page `p`'s record; no effect on results.
+    #[inline]
+    pub fn prefetch(&self, p: u32) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(rec) = self.p.get(p as usize) {
+            // SAFETY: prefetch is a hint that never faults; the pointer comes from a
+            // live element of the slice.
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(rec as *const Page as *const i8) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = p;
+    }
+
     /// Length of a list location.
     pub fn list_len(&self, l: Loc) -> u32 {
         l.list().map_or(0, |i| self.lists[i].len)

@@ -5,6 +5,7 @@
 use floe_core::Policy;
 
 pub mod baselines;
+pub mod ice;
 
 /// A registered policy: its CLI name, a one-line description, the paper that defines
 /// or uses it, and a constructor.
@@ -40,6 +41,12 @@ pub static REGISTRY: &[Entry] = &[
         about: "compressed pool in RAM writing back to flash swap, Android LMK",
         source: "SEAL §V-C baseline 'ZSWAP'",
         make: || Box::new(baselines::Zswap),
+    },
+    Entry {
+        name: "ice",
+        about: "Ice: refault-driven freezing of background apps with memory-aware dynamic thawing",
+        source: "Ice §4.2 (RPF, MDT), zram + LRU + CFS underneath",
+        make: || Box::new(ice::Ice::new(ice::IceParams::default())),
     },
 ];
 

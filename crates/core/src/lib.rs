@@ -11,5 +11,7 @@ pub mod units;
 
 pub use event::{Action, CpuClass, Event, LaunchKind, PageKind, SwapTier};
 pub use metrics::{ExperimentRecord, Metrics, Param, RunRecord};
-pub use policy::{AppInfo, AppState, CpuMode, EventMask, LmkMode, MemInfo, Policy, PriorityClass, Setup, SwapSetup, SystemView};
+pub use policy::{
+    AppInfo, AppState, CpuMode, EventMask, LmkMode, MemInfo, Policy, PriorityClass, ReclaimOrder, Setup, SwapSetup, SystemView,
+};
 pub use units::{AppId, Nanos, Pages, PAGE_SIZE};

@@ -39,6 +39,18 @@ pub enum CpuMode {
     FgBoost,
 }
 
+/// The order in which reclaim takes pages (a page-level hook).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReclaimOrder {
+    /// The kernel's LRU: inactive tails, young pages get another round.
+    Lru,
+    /// FG-aware eviction (Acclaim): the foreground app's pages are passed over while
+    /// other apps' pages remain.
+    FgLast,
+    /// Freeze-aware eviction (Ice+): frozen apps' pages go first, app by app, then LRU.
+    FrozenFirst,
+}
+
 /// Which events a policy wants (so a backend does not compute unneeded ones).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EventMask {
@@ -60,6 +72,7 @@ pub struct Setup {
     pub swap: SwapSetup,
     pub lmk: LmkMode,
     pub cpu: CpuMode,
+    pub reclaim: ReclaimOrder,
     /// Interval of [`Event::Tick`], if the policy wants ticks.
     pub tick: Option<Nanos>,
     pub events: EventMask,
@@ -68,7 +81,14 @@ pub struct Setup {
 impl Setup {
     /// Stock Android without swap: the reference every seed compares against.
     pub fn stock() -> Setup {
-        Setup { swap: SwapSetup::None, lmk: LmkMode::Android, cpu: CpuMode::Fair, tick: None, events: EventMask::NONE }
+        Setup {
+            swap: SwapSetup::None,
+            lmk: LmkMode::Android,
+            cpu: CpuMode::Fair,
+            reclaim: ReclaimOrder::Lru,
+            tick: None,
+            events: EventMask::NONE,
+        }
     }
 }
 

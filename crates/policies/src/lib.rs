@@ -4,8 +4,12 @@
 
 use floe_core::Policy;
 
+pub mod acclaim;
 pub mod baselines;
 pub mod ice;
+pub mod ice_plus;
+pub mod power_freezer;
+pub mod ucsg;
 
 /// A registered policy: its CLI name, a one-line description, the paper that defines
 /// or uses it, and a constructor.
@@ -43,10 +47,34 @@ pub static REGISTRY: &[Entry] = &[
         make: || Box::new(baselines::Zswap),
     },
     Entry {
+        name: "ucsg",
+        about: "zram + LRU with the foreground app's threads at a higher CPU priority",
+        source: "Ice §5.2 baseline 'UCSG'",
+        make: || Box::new(ucsg::Ucsg),
+    },
+    Entry {
+        name: "acclaim",
+        about: "zram with FG-aware eviction: background apps' pages are reclaimed first",
+        source: "Ice §5.2 baseline 'Acclaim' (Liang et al., ATC'20)",
+        make: || Box::new(acclaim::Acclaim),
+    },
+    Entry {
+        name: "power-freezer",
+        about: "vendor power manager: fixed-schedule freezing of background apps, blind to memory",
+        source: "Ice §6.1 Table 5 baseline (P20 power manager)",
+        make: || Box::new(power_freezer::PowerFreezer::new(power_freezer::PowerFreezerParams::default())),
+    },
+    Entry {
         name: "ice",
         about: "Ice: refault-driven freezing of background apps with memory-aware dynamic thawing",
         source: "Ice §4.2 (RPF, MDT), zram + LRU + CFS underneath",
         make: || Box::new(ice::Ice::new(ice::IceParams::default())),
+    },
+    Entry {
+        name: "ice-plus",
+        about: "Ice+: Ice with freeze-aware eviction and reclaim-or-kill exclusivity",
+        source: "Ice §4.3",
+        make: || Box::new(ice_plus::IcePlus::new(ice::IceParams::default())),
     },
 ];
 

@@ -11,7 +11,7 @@ use crate::flash::{Flash, Op};
 use crate::pages::{Loc, PageTable, F_LOCKED, F_REFERENCED, F_SHADOW, F_YOUNG};
 use floe_core::{
     Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LmkMode, MemInfo, Metrics, Nanos, PageKind, Pages, Param,
-    Policy, RunRecord, Setup, SwapSetup, SystemView,
+    Policy, ReclaimOrder, RunRecord, Setup, SwapSetup, SystemView,
 };
 use rand::{Rng, RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus as FastRng;
@@ -152,6 +152,8 @@ struct AppRt {
     populated: u32,
     /// File pages mapped so far in this process's life: the prefix of its file range.
     file_seen: u32,
+    /// Where freeze-aware eviction resumes in this app's pages (reset on thaw).
+    evict_cursor: u32,
     state: AppState,
     oom_adj: i32,
     last_used: Nanos,
@@ -165,6 +167,15 @@ struct AppRt {
     frame_busy: bool,
     launch: Option<Launch>,
     rng: FastRng,
+}
+
+/// What one reclaim pass did so far.
+#[derive(Clone, Copy, Debug, Default)]
+struct Evict {
+    got: u32,
+    scanned: u64,
+    compress: Nanos,
+    flash_writes: u64,
 }
 
 /// Where the thread doing some work stands: its I/O-wait cursor and extra CPU.
@@ -316,6 +327,7 @@ impl Sim {
                     warm_cpu: Nanos::from_ms_f64(spec.warm_launch_ms),
                     populated: 0,
                     file_seen: 0,
+                    evict_cursor: 0,
                     state: AppState::Dead,
                     oom_adj: 1001,
                     last_used: Nanos::ZERO,
@@ -1060,17 +1072,19 @@ impl Sim {
     /// Reclaims up to `nr` pages from the LRU tails. Returns (pages freed, (CPU cost,
     /// of which compression), when its flash writes are done).
     fn shrink(&mut self, nr: u32, t: Nanos) -> (u32, (Nanos, Nanos), Nanos) {
-        let mut got = 0;
-        let mut scanned: u64 = 0;
-        let mut evicted: u64 = 0;
-        let mut compress = Nanos::ZERO;
-        let mut flash_writes: u64 = 0;
+        let mut acc = Evict::default();
+        if self.setup.reclaim == ReclaimOrder::FrozenFirst {
+            self.shrink_frozen(nr, &mut acc);
+        }
         // Like the kernel raising scan priority until it scans whole lists, a pass may
         // walk the entire LRU once before giving up.
         let budget = (nr as u64 * 64).max(self.resident() as u64 * 2);
         let lru_gb = ((self.resident() as f64) / 262_144.0).max(1.0);
         let inactive_ratio = (10.0 * lru_gb).sqrt().floor().max(1.0) as u32;
-        while got < nr && scanned < budget {
+        // FG-aware eviction skips the foreground app's pages until a whole list was
+        // skipped (then nothing else is left to take).
+        let mut fg_skipped: u32 = 0;
+        while acc.got < nr && acc.scanned < budget {
             let anon_ok = self.swap_possible();
             let ia = self.pages.list_len(Loc::InactiveAnon) + self.pages.list_len(Loc::ActiveAnon) / 2;
             let ifl = self.pages.list_len(Loc::InactiveFile) + self.pages.list_len(Loc::ActiveFile) / 2;
@@ -1082,7 +1096,7 @@ impl Sim {
                     let Some(p) = self.pages.tail(active) else {
                         break;
                     };
-                    scanned += 1;
+                    acc.scanned += 1;
                     self.pages.set_flag(p, F_YOUNG | F_REFERENCED, false);
                     self.pages.move_to(p, inactive);
                 }
@@ -1093,7 +1107,7 @@ impl Sim {
                 }
                 continue;
             };
-            scanned += 1;
+            acc.scanned += 1;
             if self.pages.has(p, F_YOUNG) {
                 self.pages.set_flag(p, F_YOUNG, false);
                 if anon || self.pages.has(p, F_REFERENCED) {
@@ -1104,51 +1118,97 @@ impl Sim {
                 }
                 continue;
             }
-            if self.pages.has(p, F_LOCKED) {
+            if self.setup.reclaim == ReclaimOrder::FgLast
+                && self.fg == Some(self.pages.owner(p))
+                && fg_skipped <= self.pages.list_len(inactive)
+            {
+                fg_skipped += 1;
                 self.pages.rotate(p);
                 continue;
             }
-            if anon {
-                let app = self.pages.owner(p) as usize;
-                if !self.apps[app].swappable {
-                    self.pages.move_to(p, active);
-                    continue;
-                }
-                let tier = if self.zram_stored < self.zram_cap { Loc::Zram } else { Loc::Flash };
-                if tier == Loc::Zram {
-                    compress += Nanos(self.compress_ns);
-                    self.zram_stored += 1;
-                    if self.setup.swap == SwapSetup::Zswap && self.zram_stored >= self.zram_cap {
-                        // zswap: the pool is full; write its oldest entry back to flash.
-                        if let Some(old) = self.pages.tail(Loc::Zram).filter(|_| self.flash_used < self.flash_cap) {
-                            compress += Nanos(self.decompress_ns);
-                            self.pages.move_to(old, Loc::Flash);
-                            self.zram_stored -= 1;
-                            self.flash_used += 1;
-                            flash_writes += 1;
-                        }
-                    }
+            if !self.evict_page(p, &mut acc) {
+                if self.pages.has(p, F_LOCKED) {
+                    self.pages.rotate(p);
                 } else {
-                    self.flash_used += 1;
-                    flash_writes += 1;
+                    self.pages.move_to(p, active);
                 }
-                self.pages.move_to(p, tier);
-            } else {
-                self.pages.move_to(p, Loc::Absent);
             }
-            self.pages.set_shadow(p, self.age);
-            self.age = self.age.wrapping_add(1);
-            evicted += 1;
-            got += 1;
         }
         let mut io_done = t;
-        if flash_writes > 0 {
-            io_done = self.flash.submit(t, Op::Write, flash_writes * 4096);
+        if acc.flash_writes > 0 {
+            io_done = self.flash.submit(t, Op::Write, acc.flash_writes * 4096);
         }
-        self.c.reclaimed += evicted;
-        self.c.scanned += scanned;
-        let cpu = Nanos(scanned * SCAN_NS + evicted * EVICT_NS) + compress;
-        (got, (cpu, compress), io_done)
+        self.c.reclaimed += acc.got as u64;
+        self.c.scanned += acc.scanned;
+        let cpu = Nanos(acc.scanned * SCAN_NS + acc.got as u64 * EVICT_NS) + acc.compress;
+        (acc.got, (cpu, acc.compress), io_done)
+    }
+
+    /// Evicts one resident page: an anonymous page to swap (zram first, then flash;
+    /// zswap writes its oldest pool entry back when full), a file page dropped, either
+    /// leaving a shadow entry. Returns false if the page cannot go (locked, or
+    /// anonymous with no swap for its app).
+    fn evict_page(&mut self, p: u32, acc: &mut Evict) -> bool {
+        if self.pages.has(p, F_LOCKED) {
+            return false;
+        }
+        if self.pages.is_anon(p) {
+            let app = self.pages.owner(p) as usize;
+            if !self.apps[app].swappable || !self.swap_possible() {
+                return false;
+            }
+            let tier = if self.zram_stored < self.zram_cap { Loc::Zram } else { Loc::Flash };
+            if tier == Loc::Zram {
+                acc.compress += Nanos(self.compress_ns);
+                self.zram_stored += 1;
+                if self.setup.swap == SwapSetup::Zswap && self.zram_stored >= self.zram_cap {
+                    // zswap: the pool is full; write its oldest entry back to flash.
+                    if let Some(old) = self.pages.tail(Loc::Zram).filter(|_| self.flash_used < self.flash_cap) {
+                        acc.compress += Nanos(self.decompress_ns);
+                        self.pages.move_to(old, Loc::Flash);
+                        self.zram_stored -= 1;
+                        self.flash_used += 1;
+                        acc.flash_writes += 1;
+                    }
+                }
+            } else {
+                self.flash_used += 1;
+                acc.flash_writes += 1;
+            }
+            self.pages.move_to(p, tier);
+        } else {
+            self.pages.move_to(p, Loc::Absent);
+        }
+        self.pages.set_shadow(p, self.age);
+        self.age = self.age.wrapping_add(1);
+        acc.got += 1;
+        true
+    }
+
+    /// Freeze-aware eviction (Ice+ §4.3.1): the pages of frozen apps leave first, one
+    /// app at a time, least recently used app first, before the LRU is consulted.
+    fn shrink_frozen(&mut self, nr: u32, acc: &mut Evict) {
+        let mut frozen: Vec<(Nanos, u16)> = (0..self.apps.len() as u16)
+            .filter(|&i| self.apps[i as usize].state == AppState::Frozen)
+            .map(|i| (self.apps[i as usize].last_used, i))
+            .collect();
+        frozen.sort();
+        for (_, app) in frozen {
+            let a = &self.apps[app as usize];
+            let (base, end) = (a.base, a.base + a.anon + a.file);
+            let mut q = base + a.evict_cursor.min(end - base);
+            while acc.got < nr && q < end {
+                acc.scanned += 1;
+                if self.pages.loc(q).resident() {
+                    self.evict_page(q, acc);
+                }
+                q += 1;
+            }
+            self.apps[app as usize].evict_cursor = q - base;
+            if acc.got >= nr {
+                return;
+            }
+        }
     }
 
     // ----- killing -----
@@ -1243,6 +1303,7 @@ impl Sim {
         }
         a.state = AppState::Cached;
         a.gen += 1;
+        a.evict_cursor = 0;
         let gen = a.gen;
         self.cpu.set_paused(self.now, app, false);
         self.c.thaws += 1;

@@ -264,3 +264,29 @@ fn policies_hear_events_and_their_actions_take_effect() {
     assert_eq!(m.launches_cold + m.launches_warm, 9);
     assert_eq!(rec.policy, "test-recorder");
 }
+
+/// Ice §6.1 and Fig. 11, the part the model reproduces: with eight background apps on
+/// the P20, Ice cuts background refaults and reclaims against LRU+CFS, and Acclaim's
+/// FG-aware eviction lowers foreground refaults. Summed over background draws.
+#[test]
+fn ice_family_cuts_refaults_and_acclaim_protects_the_foreground() {
+    let sum = |policy: &str| {
+        let mut t = (0u64, 0u64, 0u64, 0u64);
+        for seed in 2..=4 {
+            let m = embedded_run_seed("p20", "ice-video-call", policy, Some(8), seed);
+            t.0 += m.refaults_bg_anon + m.refaults_bg_file;
+            t.1 += m.reclaimed_pages;
+            t.2 += m.refaults_fg_anon + m.refaults_fg_file;
+            t.3 += m.freezes;
+        }
+        t
+    };
+    let lru = sum("lru-cfs");
+    let ice = sum("ice");
+    let acclaim = sum("acclaim");
+    assert!(lru.0 > 100_000, "the scenario needs background refaults to begin with: {lru:?}");
+    assert!(ice.0 * 2 < lru.0, "Ice BG refaults {} vs LRU+CFS {}", ice.0, lru.0);
+    assert!(ice.1 * 2 < lru.1, "Ice reclaims {} vs LRU+CFS {}", ice.1, lru.1);
+    assert!(ice.3 > 0 && lru.3 == 0);
+    assert!(acclaim.2 < lru.2, "Acclaim FG refaults {} vs LRU+CFS {}", acclaim.2, lru.2);
+}

@@ -73,6 +73,13 @@ pub struct Setup {
     pub lmk: LmkMode,
     pub cpu: CpuMode,
     pub reclaim: ReclaimOrder,
+    /// Free memory below which kswapd starts swapping (replaces the device's low
+    /// watermark; min and high keep the kernel's 4/5 and 6/5 of it). Selective's
+    /// swap-threshold.
+    pub swap_threshold: Option<Pages>,
+    /// Free memory below which the low-memory killer acts, replacing the minfree
+    /// table (any app but the foreground may then die). Selective's kill-threshold.
+    pub kill_threshold: Option<Pages>,
     /// Interval of [`Event::Tick`], if the policy wants ticks.
     pub tick: Option<Nanos>,
     pub events: EventMask,
@@ -86,6 +93,8 @@ impl Setup {
             lmk: LmkMode::Android,
             cpu: CpuMode::Fair,
             reclaim: ReclaimOrder::Lru,
+            swap_threshold: None,
+            kill_threshold: None,
             tick: None,
             events: EventMask::NONE,
         }

@@ -205,6 +205,8 @@ pub struct Sim {
     usable: i64,
     wmark: [i64; 3],
     minfree: Vec<(i32, i64)>,
+    /// The LMK looks at free memory only (a policy's kill threshold), not the file cache.
+    lmk_free_only: bool,
     zram_ratio: f64,
     compress_ns: u64,
     decompress_ns: u64,
@@ -396,6 +398,7 @@ impl Sim {
             seed: opts.seed,
             usable,
             wmark: [pages_of(m.watermark_min_mib) as i64, pages_of(m.watermark_low_mib) as i64, pages_of(m.watermark_high_mib) as i64],
+            lmk_free_only: false,
             minfree: m.minfree.iter().map(|&(adj, mib)| (adj, pages_of(mib) as i64)).collect(),
             zram_ratio: device.zram.ratio,
             compress_ns: (device.zram.compress_us_per_page * 1e3) as u64,
@@ -429,6 +432,15 @@ impl Sim {
             util: 0.0,
             ended: false,
         };
+        if let Some(t) = sim.setup.swap_threshold {
+            let low = t.0 as i64;
+            sim.wmark = [low * 4 / 5, low, low * 6 / 5];
+        }
+        if let Some(t) = sim.setup.kill_threshold {
+            // One level: any app but the foreground (oom_adj above 0), on free memory alone.
+            sim.minfree = vec![(1, t.0 as i64)];
+            sim.lmk_free_only = true;
+        }
         sim.push(Nanos::ZERO, Ev::Step);
         if let Some(t) = sim.setup.tick {
             sim.push(t, Ev::PolicyTick);
@@ -1223,7 +1235,7 @@ impl Sim {
             return;
         }
         let (free, file) = (self.free(), self.file_lru());
-        let Some(&(min_adj, _)) = self.minfree.iter().find(|&&(_, mf)| free < mf && file < mf) else {
+        let Some(&(min_adj, _)) = self.minfree.iter().find(|&&(_, mf)| free < mf && (self.lmk_free_only || file < mf)) else {
             return;
         };
         if self.setup.lmk == LmkMode::Policy {

@@ -25,6 +25,19 @@ enum Cmd {
         #[arg(value_enum)]
         what: ListWhat,
     },
+    /// Re-run a seed paper's evaluation and print its tables, the paper's figure beside ours.
+    ///
+    /// NAME is one of: ice (more to come: seal, smartlmk, asap, selective).
+    Experiment {
+        /// Which paper's evaluation.
+        name: String,
+        /// Same policies and devices at a size that runs in well under a minute.
+        #[arg(long)]
+        quick: bool,
+        /// Print `{"experiment": NAME, "runs": [...]}` instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure simulator speed: a simulated device-day on a 4 GiB phone.
     Bench(BenchArgs),
 }
@@ -88,6 +101,7 @@ fn main() {
         Cmd::Sim(a) => sim(a),
         Cmd::List { what } => list(what),
         Cmd::Bench(a) => bench(a),
+        Cmd::Experiment { name, quick, json } => experiment(&name, quick, json),
     };
     if let Err(e) = r {
         eprintln!("floe: error: {e:#}");
@@ -231,6 +245,16 @@ fn list(what: ListWhat) -> Result<()> {
                 println!("{:<22} {}  [{}]", e.name, e.about, e.source);
             }
         }
+    }
+    Ok(())
+}
+
+fn experiment(name: &str, quick: bool, json: bool) -> Result<()> {
+    let report = floe_lab::run_experiment(name, quick)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report.record())?);
+    } else {
+        print!("{}", report.text());
     }
     Ok(())
 }

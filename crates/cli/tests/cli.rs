@@ -90,3 +90,20 @@ fn list_names_every_contract_policy_device_and_workload() {
         assert!(s.lines().any(|l| l.starts_with(w)), "{w} not listed");
     }
 }
+
+#[test]
+fn experiment_ice_quick_json_has_the_contract_shape() {
+    let out = floe(&["experiment", "ice", "--quick", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["experiment"], "ice");
+    let runs = v["runs"].as_array().unwrap();
+    for p in ["lru-cfs", "ucsg", "acclaim", "power-freezer", "ice", "ice-plus"] {
+        assert!(runs.iter().any(|r| r["policy"] == p && r["device"] == "pixel3"), "{p} on pixel3");
+        assert!(runs.iter().any(|r| r["policy"] == p && r["device"] == "p20"), "{p} on p20");
+    }
+    assert!(runs.iter().all(|r| r["metrics"]["fps"].is_number()));
+    let out = floe(&["experiment", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown experiment"));
+}

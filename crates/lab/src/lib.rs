@@ -1,9 +1,14 @@
-//! floe-lab: experiment specifications, the runner and reports. The paper
-//! reproductions (`floe experiment NAME`) land here; for now it runs a set of policies
-//! side by side on one device and workload.
+//! floe-lab: experiment specifications, the runner and reports — each seed paper's own
+//! evaluation re-run in the simulator, with the paper's published figure beside ours.
 
-use floe_core::RunRecord;
+pub mod ice;
+pub mod report;
+
+use floe_core::{ExperimentRecord, Param, RunRecord};
 use floe_sim::{Catalog, Device, RunOptions, SimError, Workload};
+use rayon::prelude::*;
+
+pub use report::{Comparison, Report, Table};
 
 /// Runs each policy on the same device, workload and options, in order.
 pub fn compare(
@@ -14,4 +19,84 @@ pub fn compare(
     opts: &RunOptions,
 ) -> Result<Vec<RunRecord>, SimError> {
     policies.iter().map(|p| floe_sim::run(device, workload, catalog, p, opts)).collect()
+}
+
+/// One run to do: names are resolved against the embedded data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSpec {
+    pub device: String,
+    pub workload: String,
+    pub policy: String,
+    pub seed: u64,
+    pub bg_apps: Option<usize>,
+    /// Overrides the workload's foreground time per launch (for `--quick`).
+    pub use_s: Option<f64>,
+}
+
+/// Runs every spec (in parallel; each run is deterministic, and results keep the
+/// order of `specs`).
+pub fn run_all(specs: &[RunSpec]) -> Result<Vec<RunRecord>, SimError> {
+    let catalog = Catalog::embedded()?;
+    specs
+        .par_iter()
+        .map(|s| {
+            let mut wl = Workload::load(&s.workload, &catalog)?;
+            if let Some(u) = s.use_s {
+                wl.use_s = u;
+            }
+            let dev = Device::load(&s.device)?;
+            let mut rec =
+                floe_sim::run(&dev, &wl, &catalog, &s.policy, &RunOptions { seed: s.seed, bg_apps: s.bg_apps, balloon_mib: None })?;
+            if let Some(u) = s.use_s {
+                rec.params.insert("use_s".into(), Param::Float(u));
+            }
+            Ok(rec)
+        })
+        .collect()
+}
+
+/// The experiments floe knows, as `floe experiment NAME` takes them.
+pub const EXPERIMENTS: &[(&str, &str)] =
+    &[("ice", "Ice §6.1: FPS/RIA in four scenarios, refaults and reclaims, power-manager freezing, BG-app sweep")];
+
+/// Errors of an experiment.
+#[derive(Debug)]
+pub enum LabError {
+    Sim(SimError),
+    Unknown(String),
+}
+
+impl std::fmt::Display for LabError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LabError::Sim(e) => write!(f, "{e}"),
+            LabError::Unknown(n) => {
+                let known: Vec<&str> = EXPERIMENTS.iter().map(|e| e.0).collect();
+                write!(f, "unknown experiment `{n}` (known: {}; the others are still to be built)", known.join(", "))
+            }
+        }
+    }
+}
+
+impl std::error::Error for LabError {}
+
+impl From<SimError> for LabError {
+    fn from(e: SimError) -> Self {
+        LabError::Sim(e)
+    }
+}
+
+/// Runs experiment `name`; `quick` keeps its policies and devices at a smaller size.
+pub fn run_experiment(name: &str, quick: bool) -> Result<Report, LabError> {
+    match name {
+        "ice" => Ok(ice::run(quick)?),
+        other => Err(LabError::Unknown(other.to_string())),
+    }
+}
+
+impl Report {
+    /// The JSON form of DESIGN.md: `{"experiment": NAME, "runs": [...]}`.
+    pub fn record(&self) -> ExperimentRecord {
+        ExperimentRecord { experiment: self.experiment.clone(), runs: self.runs.clone() }
+    }
 }

@@ -1,0 +1,92 @@
+//! Experiment reports: tables of our figures beside the paper's, as text for people.
+
+use floe_core::RunRecord;
+use std::fmt::Write as _;
+
+/// One figure: what it is, the paper's value where the paper publishes one, ours.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    pub label: String,
+    pub paper: Option<f64>,
+    pub ours: f64,
+}
+
+/// A table or figure of the paper, re-run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    pub title: String,
+    /// What the values are, with their unit.
+    pub unit: String,
+    pub rows: Vec<Comparison>,
+}
+
+/// A whole experiment: its runs and the tables built from them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    pub experiment: String,
+    pub runs: Vec<RunRecord>,
+    pub tables: Vec<Table>,
+    /// Notes printed under the tables (how the runs were made, what differs).
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// Renders every table as aligned text: label, paper, ours, ours minus paper.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        writeln!(s, "experiment {} — {} runs", self.experiment, self.runs.len()).unwrap();
+        for t in &self.tables {
+            writeln!(s, "\n{}  [{}]", t.title, t.unit).unwrap();
+            let w = t.rows.iter().map(|r| r.label.len()).max().unwrap_or(10).max(10);
+            writeln!(s, "  {:<w$}  {:>10}  {:>10}  {:>10}", "", "paper", "floe", "diff").unwrap();
+            for r in &t.rows {
+                let (p, d) = match r.paper {
+                    Some(p) => (fmt(p), fmt(r.ours - p)),
+                    None => ("-".to_string(), "-".to_string()),
+                };
+                writeln!(s, "  {:<w$}  {:>10}  {:>10}  {:>10}", r.label, p, fmt(r.ours), d).unwrap();
+            }
+        }
+        if !self.notes.is_empty() {
+            writeln!(s).unwrap();
+            for n in &self.notes {
+                writeln!(s, "note: {n}").unwrap();
+            }
+        }
+        s
+    }
+}
+
+fn fmt(x: f64) -> String {
+    if x.abs() >= 1000.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_shows_paper_beside_ours_and_the_difference() {
+        let r = Report {
+            experiment: "x".into(),
+            runs: vec![],
+            tables: vec![Table {
+                title: "Fig. 1".into(),
+                unit: "fps".into(),
+                rows: vec![
+                    Comparison { label: "a".into(), paper: Some(25.4), ours: 30.0 },
+                    Comparison { label: "b".into(), paper: None, ours: 1.0 },
+                ],
+            }],
+            notes: vec!["n".into()],
+        };
+        let t = r.text();
+        assert!(t.contains("25.40") && t.contains("30.00") && t.contains("4.60"), "{t}");
+        assert!(t.lines().any(|l| l.trim_start().starts_with('b') && l.contains('-')), "{t}");
+        assert!(t.contains("note: n"));
+    }
+}

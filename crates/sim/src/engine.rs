@@ -1072,12 +1072,15 @@ impl Sim {
             return;
         }
         self.kswapd_active = true;
-        let (got, cost, _io) = self.shrink(RECLAIM_BATCH, self.now);
+        let (got, cost, io) = self.shrink(RECLAIM_BATCH, self.now);
         if got == 0 {
             self.kswapd_active = false;
             return;
         }
-        let ctx = Ctx { t: self.now, cpu: cost.0, compress: cost.1 };
+        // Pages written to flash swap are not really free until their writeback ends:
+        // kswapd goes on only after this batch's writes complete, so swap-out runs at
+        // the flash's write speed instead of piling up a queue that reads wait behind.
+        let ctx = Ctx { t: io, cpu: cost.0, compress: cost.1 };
         self.start_job(ctx, Nanos::ZERO, None, Cont::Kswapd);
     }
 

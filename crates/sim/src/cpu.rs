@@ -67,6 +67,11 @@ impl<T> Cpu<T> {
         self.updated = self.updated.max(now);
     }
 
+    /// Accounts every job's progress up to `now` (for utilisation sampling).
+    pub fn sync(&mut self, now: Nanos) {
+        self.advance(now);
+    }
+
     /// Water-filling: jobs in descending weight take a whole core while their fair
     /// share is at least one core; the rest share what is left by weight.
     fn rebalance(&mut self) {

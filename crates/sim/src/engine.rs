@@ -567,11 +567,15 @@ impl Sim {
             Ev::BgWake { app, life, gen } => self.bg_wake(app, life, gen),
             Ev::Job { work, app, cont } => self.add_job(work, app, cont),
             Ev::PolicyTick => {
+                // Utilisation over the last interval: CPU time brought up to now, and
+                // flash time served so far (queued work not yet served excluded).
+                self.cpu.sync(self.now);
+                let flash_served = self.flash.served_ns(self.now);
                 let dt = self.now.0.saturating_sub(self.busy_sample.0 .0).max(1);
-                let busy = (self.cpu.busy_core_ns - self.busy_sample.1) / (dt as f64 * self.cpu.cores() as f64);
-                let io = (self.flash.busy_ns - self.busy_sample.2) as f64 / dt as f64;
-                self.util = (busy + io.min(1.0) * (1.0 - busy)).clamp(0.0, 1.0);
-                self.busy_sample = (self.now, self.cpu.busy_core_ns, self.flash.busy_ns);
+                let busy = ((self.cpu.busy_core_ns - self.busy_sample.1) / (dt as f64 * self.cpu.cores() as f64)).clamp(0.0, 1.0);
+                let io = (flash_served.saturating_sub(self.busy_sample.2) as f64 / dt as f64).clamp(0.0, 1.0);
+                self.util = (busy + io * (1.0 - busy)).clamp(0.0, 1.0);
+                self.busy_sample = (self.now, self.cpu.busy_core_ns, flash_served);
                 self.pending.push(Event::Tick);
                 if let Some(t) = self.setup.tick {
                     self.push(self.now + t, Ev::PolicyTick);
@@ -1242,7 +1246,11 @@ impl Sim {
             return;
         };
         if self.setup.lmk == LmkMode::Policy {
+            // The policy is the killer: it hears of the low level at once, as lmkd
+            // does from its pressure events, and its kills take effect before the
+            // allocation that triggered it goes on.
             self.pending.push(Event::LowMemory { min_adj, free: Pages(free.max(0) as u64) });
+            self.flush_policy();
             return;
         }
         if let Some(v) = self.pick_victim(min_adj) {

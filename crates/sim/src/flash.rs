@@ -67,6 +67,11 @@ impl Flash {
         self.busy_until
     }
 
+    /// Device time spent serving requests up to `now` (work still queued excluded).
+    pub fn served_ns(&self, now: Nanos) -> u64 {
+        self.busy_ns.saturating_sub(self.busy_until.0.saturating_sub(now.0))
+    }
+
     /// When the queue drains, given no new requests.
     pub fn busy_until(&self) -> Nanos {
         self.busy_until

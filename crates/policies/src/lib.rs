@@ -9,6 +9,8 @@ pub mod baselines;
 pub mod ice;
 pub mod ice_plus;
 pub mod power_freezer;
+pub mod selective;
+pub mod smartlmk;
 pub mod ucsg;
 
 /// A registered policy: its CLI name, a one-line description, the paper that defines
@@ -75,6 +77,24 @@ pub static REGISTRY: &[Entry] = &[
         about: "Ice+: Ice with freeze-aware eviction and reclaim-or-kill exclusivity",
         source: "Ice §4.3",
         make: || Box::new(ice_plus::IcePlus::new(ice::IceParams::default())),
+    },
+    Entry {
+        name: "smartlmk",
+        about: "SmartLMK: launch tracker, app value from launch-time gain and reuse, knapsack victim set killed at once",
+        source: "SmartLMK §3-5",
+        make: || Box::new(smartlmk::SmartLmk::new(smartlmk::SmartLmkParams::default())),
+    },
+    Entry {
+        name: "selective-kill-first",
+        about: "selective swap/kill: kill-targets killed at 180 MB free, swap-targets swapped at 4 MB",
+        source: "Selective §IV, Table 3",
+        make: || Box::new(selective::Selective::kill_first()),
+    },
+    Entry {
+        name: "selective-swap-first",
+        about: "selective swap/kill: swap at 180 MB free, kill kill-targets at 100 MB",
+        source: "Selective §IV, Table 3",
+        make: || Box::new(selective::Selective::swap_first()),
     },
 ];
 

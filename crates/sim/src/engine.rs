@@ -517,8 +517,10 @@ impl Sim {
         }
         for (i, a) in self.apps.iter().enumerate() {
             let i = i as u16;
-            let anon_in_use: u32 =
-                [Loc::InactiveAnon, Loc::ActiveAnon, Loc::Zram, Loc::Flash].iter().map(|&l| self.pages_of_app_kind(i, l, true)).sum();
+            let anon_in_use: u32 = [Loc::InactiveAnon, Loc::ActiveAnon, Loc::Zram, Loc::Flash, Loc::Unevictable]
+                .iter()
+                .map(|&l| self.pages_of_app_kind(i, l, true))
+                .sum();
             if a.state == AppState::Dead && anon_in_use != 0 {
                 return Err(format!("dead app {} holds {anon_in_use} anon pages", a.spec.name));
             }
@@ -531,7 +533,7 @@ impl Sim {
 
     fn pages_of_app_kind(&self, app: u16, l: Loc, anon: bool) -> u32 {
         // Anon and file pages never share a list location except Absent.
-        let is_anon_loc = matches!(l, Loc::InactiveAnon | Loc::ActiveAnon | Loc::Zram | Loc::Flash);
+        let is_anon_loc = matches!(l, Loc::InactiveAnon | Loc::ActiveAnon | Loc::Zram | Loc::Flash | Loc::Unevictable);
         if is_anon_loc == anon {
             self.pages.count(app, l)
         } else {
@@ -542,7 +544,8 @@ impl Sim {
     // ----- memory accounting -----
 
     fn resident(&self) -> i64 {
-        [Loc::InactiveAnon, Loc::ActiveAnon, Loc::InactiveFile, Loc::ActiveFile].iter().map(|&l| self.pages.list_len(l) as i64).sum()
+        [Loc::InactiveAnon, Loc::ActiveAnon, Loc::InactiveFile, Loc::ActiveFile].iter().map(|&l| self.pages.list_len(l) as i64).sum::<i64>()
+            + self.pages.total(Loc::Unevictable) as i64
     }
 
     fn zram_pool_pages(&self) -> i64 {
@@ -1148,6 +1151,9 @@ impl Sim {
             if !self.evict_page(p, &mut acc) {
                 if self.pages.has(p, F_LOCKED) {
                     self.pages.rotate(p);
+                } else if anon && !self.apps[self.pages.owner(p) as usize].swappable {
+                    // Unswappable: off the LRU until its app may swap again.
+                    self.pages.move_to(p, Loc::Unevictable);
                 } else {
                     self.pages.move_to(p, active);
                 }
@@ -1268,7 +1274,10 @@ impl Sim {
     }
 
     fn rss(&self, app: u16) -> u32 {
-        [Loc::InactiveAnon, Loc::ActiveAnon, Loc::InactiveFile, Loc::ActiveFile].iter().map(|&l| self.pages.count(app, l)).sum()
+        [Loc::InactiveAnon, Loc::ActiveAnon, Loc::InactiveFile, Loc::ActiveFile, Loc::Unevictable]
+            .iter()
+            .map(|&l| self.pages.count(app, l))
+            .sum()
     }
 
     fn oom_kill(&mut self) {
@@ -1406,6 +1415,15 @@ impl Sim {
             Action::SetSwappable { app, swappable } => {
                 if let Some(a) = self.valid(app) {
                     self.apps[a as usize].swappable = swappable;
+                    if swappable {
+                        // Pages set aside as unevictable go back on the LRU.
+                        let (base, pop) = (self.apps[a as usize].base, self.apps[a as usize].populated);
+                        for p in base..base + pop {
+                            if self.pages.loc(p) == Loc::Unevictable {
+                                self.pages.move_to(p, Loc::ActiveAnon);
+                            }
+                        }
+                    }
                 }
             }
             Action::SetCpuPriority { app, class } => {
@@ -1433,6 +1451,9 @@ impl Sim {
         let (mut moved, mut writes) = (0u64, 0u64);
         for p in base..base + pop {
             if moved >= n {
+                break;
+            }
+            if !self.apps[app as usize].swappable {
                 break;
             }
             if !self.pages.loc(p).resident() || self.pages.has(p, F_LOCKED) {

@@ -23,10 +23,15 @@ pub enum Loc {
     Zram = 5,
     /// In swap space on flash.
     Flash = 6,
+    /// Resident anonymous page that reclaim may not take (its app is unswappable):
+    /// off the LRU lists, as the kernel keeps unevictable pages, so reclaim does not
+    /// rescan it on every pass.
+    Unevictable = 7,
 }
 
 impl Loc {
-    pub const ALL: [Loc; 7] = [Loc::Absent, Loc::InactiveAnon, Loc::ActiveAnon, Loc::InactiveFile, Loc::ActiveFile, Loc::Zram, Loc::Flash];
+    pub const ALL: [Loc; 8] =
+        [Loc::Absent, Loc::InactiveAnon, Loc::ActiveAnon, Loc::InactiveFile, Loc::ActiveFile, Loc::Zram, Loc::Flash, Loc::Unevictable];
     const LISTS: usize = 5;
 
     fn from_u8(v: u8) -> Loc {
@@ -34,7 +39,7 @@ impl Loc {
     }
     /// True for the four LRU lists: the page occupies a frame of RAM.
     pub fn resident(self) -> bool {
-        matches!(self, Loc::InactiveAnon | Loc::ActiveAnon | Loc::InactiveFile | Loc::ActiveFile)
+        matches!(self, Loc::InactiveAnon | Loc::ActiveAnon | Loc::InactiveFile | Loc::ActiveFile | Loc::Unevictable)
     }
     fn list(self) -> Option<usize> {
         let v = self as usize;
@@ -78,7 +83,9 @@ pub struct PageTable {
     p: Vec<Page>,
     lists: [List; Loc::LISTS],
     /// Pages per (app, location).
-    counts: Vec<[u32; 7]>,
+    counts: Vec<[u32; 8]>,
+    /// Pages per location.
+    totals: [u64; 8],
 }
 
 impl PageTable {
@@ -95,8 +102,9 @@ impl PageTable {
             p.extend(std::iter::repeat(page(F_ANON)).take(a as usize));
             p.extend(std::iter::repeat(page(0)).take(f as usize));
         }
-        let counts = apps.iter().map(|&(a, f)| [a + f, 0, 0, 0, 0, 0, 0]).collect();
-        let t = PageTable { p, lists: [List { head: NIL, tail: NIL, len: 0 }; Loc::LISTS], counts };
+        let counts = apps.iter().map(|&(a, f)| [a + f, 0, 0, 0, 0, 0, 0, 0]).collect();
+        let totals = [total, 0, 0, 0, 0, 0, 0, 0];
+        let t = PageTable { p, lists: [List { head: NIL, tail: NIL, len: 0 }; Loc::LISTS], counts, totals };
         (t, bases)
     }
 
@@ -156,6 +164,12 @@ impl PageTable {
     pub fn list_len(&self, l: Loc) -> u32 {
         l.list().map_or(0, |i| self.lists[i].len)
     }
+    /// Pages at location `l`, all apps together.
+    #[inline]
+    pub fn total(&self, l: Loc) -> u64 {
+        self.totals[l as usize]
+    }
+
     /// Pages of `app` at `l`.
     #[inline]
     pub fn count(&self, app: u16, l: Loc) -> u32 {
@@ -187,6 +201,8 @@ impl PageTable {
         let c = &mut self.counts[self.p[p as usize].owner as usize];
         c[from as usize] -= 1;
         c[to as usize] += 1;
+        self.totals[from as usize] -= 1;
+        self.totals[to as usize] += 1;
         self.p[p as usize].loc = to as u8;
     }
 
@@ -262,19 +278,25 @@ impl PageTable {
                 return Err(format!("list {want:?}: tail or length wrong ({len} walked, {} recorded)", l.len));
             }
         }
-        let mut counts = vec![[0u32; 7]; self.counts.len()];
+        let mut counts = vec![[0u32; 8]; self.counts.len()];
         for p in 0..n as u32 {
             let l = self.loc(p);
             if l.list().is_some() != seen[p as usize] {
                 return Err(format!("page {p} at {l:?} is not on exactly the list of its location"));
             }
-            if l == Loc::Flash && !self.is_anon(p) {
+            if matches!(l, Loc::Flash | Loc::Unevictable) && !self.is_anon(p) {
                 return Err(format!("file page {p} in flash swap"));
             }
             counts[self.owner(p) as usize][l as usize] += 1;
         }
         if counts != self.counts {
             return Err("per-app location counts disagree with the pages".into());
+        }
+        for l in Loc::ALL {
+            let sum: u64 = counts.iter().map(|c| c[l as usize] as u64).sum();
+            if sum != self.totals[l as usize] {
+                return Err(format!("total at {l:?} is {} but pages say {sum}", self.totals[l as usize]));
+            }
         }
         Ok(())
     }

@@ -27,7 +27,7 @@ enum Cmd {
     },
     /// Re-run a seed paper's evaluation and print its tables, the paper's figure beside ours.
     ///
-    /// NAME is one of: ice (more to come: seal, smartlmk, asap, selective).
+    /// NAME is one of: ice, smartlmk (seal, asap and selective are still to come).
     Experiment {
         /// Which paper's evaluation.
         name: String,

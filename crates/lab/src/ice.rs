@@ -78,12 +78,28 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
         for (_, wl) in SCENARIOS {
             for seed in seeds.clone() {
                 for policy in POLICIES {
-                    v.push(RunSpec { device: dev.into(), workload: wl.into(), policy: policy.into(), seed, bg_apps: Some(n), use_s });
+                    v.push(RunSpec {
+                        device: dev.into(),
+                        workload: wl.into(),
+                        policy: policy.into(),
+                        seed,
+                        bg_apps: Some(n),
+                        use_s,
+                        balloon_mib: None,
+                    });
                 }
                 // Fig. 10's sweep: fewer background apps, LRU+CFS and Ice.
                 for bg in [0, 2] {
                     for policy in ["lru-cfs", "ice"] {
-                        v.push(RunSpec { device: dev.into(), workload: wl.into(), policy: policy.into(), seed, bg_apps: Some(bg), use_s });
+                        v.push(RunSpec {
+                            device: dev.into(),
+                            workload: wl.into(),
+                            policy: policy.into(),
+                            seed,
+                            bg_apps: Some(bg),
+                            use_s,
+                            balloon_mib: None,
+                        });
                     }
                 }
             }

@@ -3,6 +3,7 @@
 
 pub mod ice;
 pub mod report;
+pub mod smartlmk;
 
 use floe_core::{ExperimentRecord, Param, RunRecord};
 use floe_sim::{Catalog, Device, RunOptions, SimError, Workload};
@@ -31,6 +32,8 @@ pub struct RunSpec {
     pub bg_apps: Option<usize>,
     /// Overrides the workload's foreground time per launch (for `--quick`).
     pub use_s: Option<f64>,
+    /// Overrides the workload's balloon.
+    pub balloon_mib: Option<f64>,
 }
 
 /// Runs every spec (in parallel; each run is deterministic, and results keep the
@@ -45,8 +48,13 @@ pub fn run_all(specs: &[RunSpec]) -> Result<Vec<RunRecord>, SimError> {
                 wl.use_s = u;
             }
             let dev = Device::load(&s.device)?;
-            let mut rec =
-                floe_sim::run(&dev, &wl, &catalog, &s.policy, &RunOptions { seed: s.seed, bg_apps: s.bg_apps, balloon_mib: None })?;
+            let mut rec = floe_sim::run(
+                &dev,
+                &wl,
+                &catalog,
+                &s.policy,
+                &RunOptions { seed: s.seed, bg_apps: s.bg_apps, balloon_mib: s.balloon_mib },
+            )?;
             if let Some(u) = s.use_s {
                 rec.params.insert("use_s".into(), Param::Float(u));
             }
@@ -90,6 +98,7 @@ impl From<SimError> for LabError {
 pub fn run_experiment(name: &str, quick: bool) -> Result<Report, LabError> {
     match name {
         "ice" => Ok(ice::run(quick)?),
+        "smartlmk" => Ok(smartlmk::run(quick)?),
         other => Err(LabError::Unknown(other.to_string())),
     }
 }

@@ -86,6 +86,7 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
                         bg_apps: Some(n),
                         use_s,
                         balloon_mib: None,
+                        rounds: None,
                     });
                 }
                 // Fig. 10's sweep: fewer background apps, LRU+CFS and Ice.
@@ -99,6 +100,7 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
                             bg_apps: Some(bg),
                             use_s,
                             balloon_mib: None,
+                            rounds: None,
                         });
                     }
                 }

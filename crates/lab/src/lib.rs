@@ -3,6 +3,7 @@
 
 pub mod ice;
 pub mod report;
+pub mod selective;
 pub mod smartlmk;
 
 use floe_core::{ExperimentRecord, Param, RunRecord};
@@ -34,6 +35,8 @@ pub struct RunSpec {
     pub use_s: Option<f64>,
     /// Overrides the workload's balloon.
     pub balloon_mib: Option<f64>,
+    /// Overrides the workload's number of rounds (for `--quick`).
+    pub rounds: Option<u32>,
 }
 
 /// Runs every spec (in parallel; each run is deterministic, and results keep the
@@ -47,6 +50,9 @@ pub fn run_all(specs: &[RunSpec]) -> Result<Vec<RunRecord>, SimError> {
             if let Some(u) = s.use_s {
                 wl.use_s = u;
             }
+            if let Some(r) = s.rounds {
+                wl.rounds = r;
+            }
             let dev = Device::load(&s.device)?;
             let mut rec = floe_sim::run(
                 &dev,
@@ -57,6 +63,9 @@ pub fn run_all(specs: &[RunSpec]) -> Result<Vec<RunRecord>, SimError> {
             )?;
             if let Some(u) = s.use_s {
                 rec.params.insert("use_s".into(), Param::Float(u));
+            }
+            if let Some(r) = s.rounds {
+                rec.params.insert("rounds".into(), Param::Int(r as i64));
             }
             Ok(rec)
         })
@@ -99,6 +108,7 @@ pub fn run_experiment(name: &str, quick: bool) -> Result<Report, LabError> {
     match name {
         "ice" => Ok(ice::run(quick)?),
         "smartlmk" => Ok(smartlmk::run(quick)?),
+        "selective" => Ok(selective::run(quick)?),
         other => Err(LabError::Unknown(other.to_string())),
     }
 }

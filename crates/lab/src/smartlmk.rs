@@ -34,6 +34,7 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
                     bg_apps: None,
                     use_s: None,
                     balloon_mib: Some(b),
+                    rounds: None,
                 });
             }
         }

@@ -70,7 +70,7 @@ impl Ice {
             && info.state == AppState::Cached
             && info.oom_adj > 200
             && !info.perceptible
-            && !self.params.whitelist.iter().any(|w| *w == info.name)
+            && !self.params.whitelist.contains(&info.name)
     }
 
     fn start_freezing(&mut self, view: &dyn SystemView, out: &mut Vec<Action>) {
@@ -126,11 +126,9 @@ impl Policy for Ice {
                 },
                 Some(_) => {}
             },
-            Event::Refault { app, fg: false, .. } => {
-                if self.freezable(app, view) {
-                    self.targets.insert(app);
-                    out.push(Action::Freeze(app));
-                }
+            Event::Refault { app, fg: false, .. } if self.freezable(app, view) => {
+                self.targets.insert(app);
+                out.push(Action::Freeze(app));
             }
             Event::LaunchStarted { app, .. } => {
                 self.targets.remove(&app);

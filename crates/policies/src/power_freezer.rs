@@ -77,10 +77,8 @@ impl Policy for PowerFreezer {
                     }
                 }
             }
-            Event::LaunchStarted { app, .. } => {
-                if view.app(*app).is_some_and(|a| a.state == AppState::Frozen) {
-                    out.push(Action::Thaw(*app));
-                }
+            Event::LaunchStarted { app, .. } if view.app(*app).is_some_and(|a| a.state == AppState::Frozen) => {
+                out.push(Action::Thaw(*app));
             }
             _ => {}
         }

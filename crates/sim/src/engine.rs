@@ -689,7 +689,7 @@ impl Sim {
             }
             Step::Home { secs } => {
                 if let Some(prev) = self.fg.take() {
-                    self.to_background(prev);
+                    self.send_to_background(prev);
                     self.pending.push(Event::AppSwitch { from: Some(AppId(prev)), to: None });
                 }
                 self.recompute_adj();
@@ -698,7 +698,7 @@ impl Sim {
         }
     }
 
-    fn to_background(&mut self, app: u16) {
+    fn send_to_background(&mut self, app: u16) {
         let a = &mut self.apps[app as usize];
         a.last_used = self.now;
         if matches!(a.state, AppState::Foreground | AppState::Launching) {
@@ -735,7 +735,7 @@ impl Sim {
     fn launch(&mut self, app: u16, round: u32, measured: bool) {
         let prev = self.fg;
         if let Some(p) = prev.filter(|&p| p != app) {
-            self.to_background(p);
+            self.send_to_background(p);
         }
         let kind = if self.apps[app as usize].state == AppState::Dead { LaunchKind::Cold } else { LaunchKind::Warm };
         // The policy hears of the launch before it begins (Ice thaws here).

@@ -99,8 +99,8 @@ impl PageTable {
         for (i, &(a, f)) in apps.iter().enumerate() {
             bases.push(p.len() as u32);
             let page = |flags| Page { prev: NIL, next: NIL, shadow: 0, owner: i as u16, loc: Loc::Absent as u8, flags };
-            p.extend(std::iter::repeat(page(F_ANON)).take(a as usize));
-            p.extend(std::iter::repeat(page(0)).take(f as usize));
+            p.extend(std::iter::repeat_n(page(F_ANON), a as usize));
+            p.extend(std::iter::repeat_n(page(0), f as usize));
         }
         let counts = apps.iter().map(|&(a, f)| [a + f, 0, 0, 0, 0, 0, 0, 0]).collect();
         let totals = [total, 0, 0, 0, 0, 0, 0, 0];

@@ -5,7 +5,7 @@
 //! freezing, Ice and Ice+. Every scenario is repeated over background-app draws
 //! (seeds), as Ice re-draws its background apps each round.
 
-use crate::report::{Comparison, Report, Table};
+use crate::report::{mean_where, pct_cut, Comparison, Report, Table};
 use crate::RunSpec;
 use floe_core::{Metrics, RunRecord};
 use floe_sim::SimError;
@@ -47,26 +47,8 @@ fn refaults(m: &Metrics) -> f64 {
 
 /// Mean of `f` over the runs matching device, workload, policy and background count.
 fn mean(runs: &[RunRecord], dev: &str, wl: &str, policy: &str, bg: usize, f: impl Fn(&Metrics) -> f64) -> f64 {
-    let xs: Vec<f64> = runs
-        .iter()
-        .filter(|r| {
-            r.device == dev && r.workload == wl && r.policy == policy && r.params.get("bg_apps") == Some(&floe_core::Param::Int(bg as i64))
-        })
-        .map(|r| f(&r.metrics))
-        .collect();
-    if xs.is_empty() {
-        f64::NAN
-    } else {
-        xs.iter().sum::<f64>() / xs.len() as f64
-    }
-}
-
-fn pct_cut(base: f64, with: f64) -> f64 {
-    if base > 0.0 {
-        100.0 * (base - with) / base
-    } else {
-        0.0
-    }
+    let bg = floe_core::Param::Int(bg as i64);
+    mean_where(runs, |r| r.device == dev && r.workload == wl && r.policy == policy && r.params.get("bg_apps") == Some(&bg), f)
 }
 
 /// Builds the run list. `quick`: 2 draws of 60 s each instead of 10 of the workload's

@@ -57,6 +57,25 @@ impl Report {
     }
 }
 
+/// Mean of `f` over the runs `keep` selects; NaN when it selects none.
+pub fn mean_where(runs: &[RunRecord], keep: impl Fn(&RunRecord) -> bool, f: impl Fn(&floe_core::Metrics) -> f64) -> f64 {
+    let xs: Vec<f64> = runs.iter().filter(|r| keep(r)).map(|r| f(&r.metrics)).collect();
+    if xs.is_empty() {
+        f64::NAN
+    } else {
+        xs.iter().sum::<f64>() / xs.len() as f64
+    }
+}
+
+/// How much lower `with` is than `base`, in percent of `base` (0 when base is 0).
+pub fn pct_cut(base: f64, with: f64) -> f64 {
+    if base > 0.0 {
+        100.0 * (base - with) / base
+    } else {
+        0.0
+    }
+}
+
 fn fmt(x: f64) -> String {
     if x.abs() >= 1000.0 {
         format!("{x:.0}")

@@ -3,7 +3,7 @@
 //! and C (30, trace-like) on the Nexus 5, for the original Android (no swap), the
 //! swap-supported Android (swap-all) and the kill-first and swap-first variants.
 
-use crate::report::{Comparison, Report, Table};
+use crate::report::{pct_cut, Comparison, Report, Table};
 use crate::RunSpec;
 use floe_core::{Metrics, RunRecord};
 use floe_sim::SimError;
@@ -51,14 +51,6 @@ fn get(runs: &[RunRecord], wl: &str, policy: &str, f: impl Fn(&Metrics) -> f64) 
     runs.iter().find(|r| r.workload == wl && r.policy == policy).map_or(f64::NAN, |r| f(&r.metrics))
 }
 
-fn cut(base: f64, with: f64) -> f64 {
-    if base > 0.0 {
-        100.0 * (base - with) / base
-    } else {
-        0.0
-    }
-}
-
 pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     let mut mean = Table { title: "Figs. 5-9: mean launch time".into(), unit: "ms".into(), rows: vec![] };
     let mut sd = Table { title: "Figs. 5-9: standard deviation of launch time".into(), unit: "ms".into(), rows: vec![] };
@@ -78,17 +70,17 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
             Comparison {
                 label: "kill-first vs swap-all: mean launch cut".into(),
                 paper: Some(paper::KILL_FIRST_VS_SWAP_ALL_MEAN_CUT_PCT),
-                ours: cut(avg("swap-all", &|m| m.launch_ms_mean), avg("selective-kill-first", &|m| m.launch_ms_mean)),
+                ours: pct_cut(avg("swap-all", &|m| m.launch_ms_mean), avg("selective-kill-first", &|m| m.launch_ms_mean)),
             },
             Comparison {
                 label: "kill-first vs swap-all: stddev cut".into(),
                 paper: Some(paper::KILL_FIRST_VS_SWAP_ALL_STDDEV_CUT_PCT),
-                ours: cut(avg("swap-all", &|m| m.launch_ms_stddev), avg("selective-kill-first", &|m| m.launch_ms_stddev)),
+                ours: pct_cut(avg("swap-all", &|m| m.launch_ms_stddev), avg("selective-kill-first", &|m| m.launch_ms_stddev)),
             },
             Comparison {
                 label: "kill-first vs original Android: mean cut".into(),
                 paper: Some(paper::KILL_FIRST_VS_ANDROID_MEAN_CUT_PCT),
-                ours: cut(avg("android-lmk", &|m| m.launch_ms_mean), avg("selective-kill-first", &|m| m.launch_ms_mean)),
+                ours: pct_cut(avg("android-lmk", &|m| m.launch_ms_mean), avg("selective-kill-first", &|m| m.launch_ms_mean)),
             },
         ],
     };

@@ -3,7 +3,7 @@
 //! against the stock LMK ("Vanilla"): total launch time (Fig. 10), app resumes
 //! (Fig. 11) and LMK kills (Fig. 14).
 
-use crate::report::{Comparison, Report, Table};
+use crate::report::{mean_where, pct_cut, Comparison, Report, Table};
 use crate::RunSpec;
 use floe_core::{Metrics, Param, RunRecord};
 use floe_sim::SimError;
@@ -48,16 +48,7 @@ pub fn run(quick: bool) -> Result<Report, SimError> {
 }
 
 fn mean(runs: &[RunRecord], policy: &str, balloon: f64, f: impl Fn(&Metrics) -> f64) -> f64 {
-    let xs: Vec<f64> = runs
-        .iter()
-        .filter(|r| r.policy == policy && r.params.get("balloon_mib") == Some(&Param::Float(balloon)))
-        .map(|r| f(&r.metrics))
-        .collect();
-    if xs.is_empty() {
-        f64::NAN
-    } else {
-        xs.iter().sum::<f64>() / xs.len() as f64
-    }
+    mean_where(runs, |r| r.policy == policy && r.params.get("balloon_mib") == Some(&Param::Float(balloon)), f)
 }
 
 pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
@@ -89,11 +80,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
             128 => Some(paper::IMPROVEMENT_PCT.1),
             _ => None,
         };
-        gain.rows.push(Comparison {
-            label: format!("balloon {b:>3} MB"),
-            paper: paper_gain,
-            ours: if v > 0.0 { 100.0 * (v - s) / v } else { 0.0 },
-        });
+        gain.rows.push(Comparison { label: format!("balloon {b:>3} MB"), paper: paper_gain, ours: pct_cut(v, s) });
     }
     let notes = vec![
         format!("{}: each cell is the mean of {} seed(s); the launch sequence is the paper's Table II mix, fixed.", if quick { "--quick" } else { "full run" }, if quick { 1 } else { 3 }),

@@ -147,8 +147,7 @@ impl Policy for Ice {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use floe_core::{AppInfo, MemInfo, PriorityClass};
-    use std::collections::BTreeMap;
+    use floe_core::AppInfo;
 
     #[test]
     fn mdt_ratio_grows_as_memory_shrinks() {
@@ -166,58 +165,22 @@ mod tests {
         assert_eq!(mdt_ratio(8.0, h, Pages(1), 6), 512.0);
     }
 
-    /// A hand-made view: apps with given states and adj, a clock and free memory.
-    struct View {
-        now: Nanos,
-        free: Pages,
-        fg: Option<AppId>,
-        apps: BTreeMap<AppId, AppInfo>,
-    }
+    type View = crate::fake::FakeView;
 
-    impl View {
-        fn new() -> View {
-            let mut apps = BTreeMap::new();
-            let mk = |i: u16, name: &str, state: AppState, adj: i32, perceptible: bool| AppInfo {
-                id: AppId(i),
-                name: name.into(),
-                state,
-                oom_adj: adj,
-                rss: Pages(100),
-                swapped: Pages(0),
-                saves_context: false,
-                priority_class: PriorityClass::Medium,
-                perceptible,
-                unkillable: false,
-                swappable: true,
-                last_used: Nanos::ZERO,
-            };
-            apps.insert(AppId(0), mk(0, "fg", AppState::Foreground, 0, false));
-            apps.insert(AppId(1), mk(1, "cached", AppState::Cached, 900, false));
-            apps.insert(AppId(2), mk(2, "music", AppState::Cached, 200, true));
-            apps.insert(AppId(3), mk(3, "allowed", AppState::Cached, 910, false));
-            View { now: Nanos::ZERO, free: Pages(600), fg: Some(AppId(0)), apps }
-        }
-    }
-
-    impl SystemView for View {
-        fn now(&self) -> Nanos {
-            self.now
-        }
-        fn mem(&self) -> MemInfo {
-            MemInfo { free: self.free, wmark_high: Pages(1024), ..MemInfo::default() }
-        }
-        fn foreground(&self) -> Option<AppId> {
-            self.fg
-        }
-        fn apps(&self) -> Vec<AppId> {
-            self.apps.keys().copied().collect()
-        }
-        fn app(&self, id: AppId) -> Option<AppInfo> {
-            self.apps.get(&id).cloned()
-        }
-        fn cpu_busy_iowait(&self) -> f64 {
-            0.0
-        }
+    /// A foreground app, a plain cached app, a perceptible one and a whitelist
+    /// candidate, with 600 of 1024 high-watermark pages free.
+    fn new_view() -> View {
+        let mut v = View { free: Pages(600), wmark_high: Pages(1024), fg: Some(AppId(0)), ..View::default() };
+        let mk = |i: u16, name: &str, state: AppState, adj: i32, perceptible: bool| AppInfo {
+            name: name.into(),
+            perceptible,
+            ..crate::fake::app(i, state, adj)
+        };
+        v.insert(mk(0, "fg", AppState::Foreground, 0, false));
+        v.insert(mk(1, "cached", AppState::Cached, 900, false));
+        v.insert(mk(2, "music", AppState::Cached, 200, true));
+        v.insert(mk(3, "allowed", AppState::Cached, 910, false));
+        v
     }
 
     fn refault(app: u16, fg: bool) -> Event {
@@ -228,7 +191,7 @@ mod tests {
     fn rpf_freezes_only_freezable_background_apps() {
         let params = IceParams { whitelist: vec!["allowed".into()], ..IceParams::default() };
         let mut ice = Ice::new(params);
-        let view = View::new();
+        let view = new_view();
         let mut out = Vec::new();
         for (app, fg) in [(0, true), (0, false), (1, false), (2, false), (3, false), (9, false)] {
             ice.on_event(&refault(app, fg), &view, &mut out);
@@ -241,7 +204,7 @@ mod tests {
     #[test]
     fn heartbeat_thaws_and_refreezes_caught_apps_and_launch_releases_them() {
         let mut ice = Ice::new(IceParams::default());
-        let mut view = View::new();
+        let mut view = new_view();
         let mut out = Vec::new();
         ice.on_event(&Event::Tick, &view, &mut out); // first epoch: R = 32 at 600/1024
         assert_eq!(ice.phase(), (true, Some(Nanos::from_secs(32))));

@@ -13,6 +13,9 @@ pub mod selective;
 pub mod smartlmk;
 pub mod ucsg;
 
+#[cfg(test)]
+mod fake;
+
 /// A registered policy: its CLI name, a one-line description, the paper that defines
 /// or uses it, and a constructor.
 pub struct Entry {

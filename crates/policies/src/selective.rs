@@ -233,15 +233,10 @@ impl Policy for Selective {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use floe_core::{MemInfo, PriorityClass};
-    use std::collections::BTreeMap;
+    use floe_core::PriorityClass;
 
     /// A hand-made view: apps with a class, recency and swap use, and a foreground.
-    struct View {
-        now: Nanos,
-        fg: Option<AppId>,
-        apps: BTreeMap<AppId, AppInfo>,
-    }
+    type View = crate::fake::FakeView;
 
     fn app(i: u16, saves_context: bool, class: PriorityClass, last_used_s: u64) -> AppInfo {
         AppInfo {
@@ -260,60 +255,26 @@ mod tests {
         }
     }
 
-    impl View {
-        /// Six apps: the foreground (a kill-target, most recently used of all by
-        /// definition but given the oldest stamp to tempt a wrong choice), three
-        /// background kill-targets and two background swap-targets.
-        fn new() -> View {
-            use PriorityClass::*;
-            let mut apps = BTreeMap::new();
-            let mut fg = app(0, true, Low, 0);
-            fg.state = AppState::Foreground;
-            fg.oom_adj = 0;
-            for a in [
-                fg,
-                app(1, true, High, 10),   // kill-target, used at 10 s
-                app(2, true, Low, 30),    // kill-target, used at 30 s
-                app(3, true, Medium, 20), // kill-target, used at 20 s
-                app(4, false, Low, 5),    // swap-target, the oldest background app
-                app(5, false, Medium, 1), // swap-target
-            ] {
-                apps.insert(a.id, a);
-            }
-            View { now: Nanos::from_secs(60), fg: Some(AppId(0)), apps }
+    /// Six apps: the foreground (a kill-target, most recently used of all by
+    /// definition but given the oldest stamp to tempt a wrong choice), three
+    /// background kill-targets and two background swap-targets.
+    fn new_view() -> View {
+        use PriorityClass::*;
+        let mut v = View { now: Nanos::from_secs(60), fg: Some(AppId(0)), ..View::default() };
+        let mut fg = app(0, true, Low, 0);
+        fg.state = AppState::Foreground;
+        fg.oom_adj = 0;
+        for a in [
+            fg,
+            app(1, true, High, 10),   // kill-target, used at 10 s
+            app(2, true, Low, 30),    // kill-target, used at 30 s
+            app(3, true, Medium, 20), // kill-target, used at 20 s
+            app(4, false, Low, 5),    // swap-target, the oldest background app
+            app(5, false, Medium, 1), // swap-target
+        ] {
+            v.insert(a);
         }
-
-        fn get(&mut self, i: u16) -> &mut AppInfo {
-            self.apps.get_mut(&AppId(i)).expect("app in view")
-        }
-
-        /// Applies a kill as the backend would.
-        fn kill(&mut self, i: u16) {
-            let a = self.get(i);
-            a.state = AppState::Dead;
-            a.swapped = Pages(0);
-        }
-    }
-
-    impl SystemView for View {
-        fn now(&self) -> Nanos {
-            self.now
-        }
-        fn mem(&self) -> MemInfo {
-            MemInfo::default()
-        }
-        fn foreground(&self) -> Option<AppId> {
-            self.fg
-        }
-        fn apps(&self) -> Vec<AppId> {
-            self.apps.keys().copied().collect()
-        }
-        fn app(&self, id: AppId) -> Option<AppInfo> {
-            self.apps.get(&id).cloned()
-        }
-        fn cpu_busy_iowait(&self) -> f64 {
-            0.0
-        }
+        v
     }
 
     fn low_memory() -> Event {
@@ -344,7 +305,7 @@ mod tests {
     #[test]
     fn kill_targets_become_unswappable_when_they_start() {
         let mut sel = Selective::kill_first();
-        let mut view = View::new();
+        let mut view = new_view();
         for i in 1..=5 {
             view.get(i).swappable = true;
         }
@@ -365,7 +326,7 @@ mod tests {
     #[test]
     fn lmk_kills_kill_targets_least_recently_used_first_and_never_swap_targets() {
         let mut sel = Selective::kill_first();
-        let mut view = View::new();
+        let mut view = new_view();
         let mut order = Vec::new();
         for step in 0..6 {
             view.now = Nanos::from_secs(60 + step);
@@ -389,7 +350,7 @@ mod tests {
     #[test]
     fn lmk_breaks_recency_ties_by_lower_priority_and_respects_min_adj() {
         let mut sel = Selective::kill_first();
-        let mut view = View::new();
+        let mut view = new_view();
         view.get(1).last_used = Nanos::from_secs(7);
         view.get(3).last_used = Nanos::from_secs(7);
         assert_eq!(sel.lmk_victim(1, &view), Some(AppId(3)), "medium goes before high at equal recency");
@@ -403,7 +364,7 @@ mod tests {
     #[test]
     fn one_kill_action_with_the_chosen_set_per_unchanged_view() {
         let mut sel = Selective::kill_first();
-        let view = View::new();
+        let view = new_view();
         let mut out = Vec::new();
         // Two reports in one batch read the same view: one kill, not two.
         sel.on_event(&low_memory(), &view, &mut out);
@@ -414,7 +375,7 @@ mod tests {
     #[test]
     fn foreground_is_never_killed_or_demoted() {
         let mut sel = Selective::new(SelectiveParams { swap_max_apps: 0, ..SelectiveParams::kill_first() });
-        let mut view = View::new();
+        let mut view = new_view();
         // Only the foreground is alive, as a swap-target with pages in swap.
         for i in 1..=5 {
             view.kill(i);
@@ -437,7 +398,7 @@ mod tests {
     fn demotion_when_apps_in_swap_exceed_swap_max() {
         use PriorityClass::*;
         let mut sel = Selective::new(SelectiveParams { swap_max_apps: 2, ..SelectiveParams::swap_first() });
-        let mut view = View::new();
+        let mut view = new_view();
         // Swap-targets: 4 (low, 5 s), 5 (medium, 1 s), 6 (medium, 40 s), 7 (high, 2 s).
         view.apps.insert(AppId(6), app(6, false, Medium, 40));
         view.apps.insert(AppId(7), app(7, false, High, 2));
@@ -479,7 +440,7 @@ mod tests {
     #[test]
     fn a_demoted_app_is_a_swap_target_again_after_restart() {
         let mut sel = Selective::new(SelectiveParams { swap_max_apps: 0, ..SelectiveParams::kill_first() });
-        let mut view = View::new();
+        let mut view = new_view();
         view.get(5).swapped = Pages(10);
         let mut out = Vec::new();
         sel.on_event(&Event::Tick, &view, &mut out);

@@ -576,7 +576,7 @@ impl Policy for SmartLmk {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use floe_core::{AppInfo, MemInfo, PriorityClass};
+    use floe_core::{AppInfo, PriorityClass};
 
     // ----- launch tracker -----
 
@@ -759,23 +759,17 @@ mod tests {
 
     // ----- the policy on a hand-made view -----
 
-    struct View {
-        now: Nanos,
-        free: Pages,
-        util: f64,
-        fg: Option<AppId>,
-        apps: BTreeMap<AppId, AppInfo>,
-    }
+    type View = crate::fake::FakeView;
 
     fn mib(x: f64) -> Pages {
         Pages::from_mib_f64(x)
     }
 
-    impl View {
-        fn new() -> View {
-            View { now: Nanos::ZERO, free: mib(200.0), util: 0.0, fg: None, apps: BTreeMap::new() }
-        }
+    fn new_view() -> View {
+        View { free: mib(200.0), ..View::default() }
+    }
 
+    impl View {
         fn add(&mut self, i: u16, state: AppState, adj: i32, rss_mib: f64) -> &mut AppInfo {
             let info = AppInfo {
                 id: AppId(i),
@@ -800,27 +794,6 @@ mod tests {
                 a.state = state;
                 a.oom_adj = adj;
             }
-        }
-    }
-
-    impl SystemView for View {
-        fn now(&self) -> Nanos {
-            self.now
-        }
-        fn mem(&self) -> MemInfo {
-            MemInfo { free: self.free, ..MemInfo::default() }
-        }
-        fn foreground(&self) -> Option<AppId> {
-            self.fg
-        }
-        fn apps(&self) -> Vec<AppId> {
-            self.apps.keys().copied().collect()
-        }
-        fn app(&self, id: AppId) -> Option<AppInfo> {
-            self.apps.get(&id).cloned()
-        }
-        fn cpu_busy_iowait(&self) -> f64 {
-            self.util
         }
     }
 
@@ -852,7 +825,7 @@ mod tests {
     #[test]
     fn history_records_tracked_times_reuse_distances_and_peak_rss() {
         let mut p = SmartLmk::new(SmartLmkParams::default());
-        let mut v = View::new();
+        let mut v = new_view();
         v.add(1, AppState::Dead, 1001, 0.0);
         v.add(2, AppState::Dead, 1001, 0.0);
         // Launch 1 to 4: 1 (start), 2 (start), 1 (resume), 1 (resume).
@@ -899,7 +872,7 @@ mod tests {
     #[test]
     fn a_cut_short_session_falls_back_to_the_backend_latency() {
         let mut p = SmartLmk::new(SmartLmkParams::default());
-        let mut v = View::new();
+        let mut v = new_view();
         v.add(1, AppState::Dead, 1001, 80.0);
         v.add(2, AppState::Dead, 1001, 80.0);
         let mut out = Vec::new();
@@ -927,7 +900,7 @@ mod tests {
     /// whose history says the foreground app peaks at 300 MiB.
     fn pressured() -> (SmartLmk, View) {
         let mut p = SmartLmk::new(SmartLmkParams::default());
-        let mut v = View::new();
+        let mut v = new_view();
         v.add(0, AppState::Cached, 900, 300.0);
         v.fg = Some(AppId(0));
         // Record the foreground app's peak: foreground at 300 MiB, then paused.

@@ -86,7 +86,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     };
     let notes = vec![
         format!("{}; seed 1.", if quick { "--quick: 1 round of A1, A2, B1, B2 instead of 10; C once" } else { "full run: every scenario as its workload file sets it" }),
-        "Known difference: background activity never decays in floe (docs/MODEL-NOTES.md), so with flash swap the 24-app scenarios thrash far more than the paper's Nexus 5 did; the paper reports swap-all 2-5x slower than the original Android in B.".into(),
+        "Known differences: cached apps keep the background activity Ice measured in an app's first 10 s in the background for as long as they are cached, and app footprints are those of later app versions than the paper's Android 6 apps (docs/MODEL-NOTES.md); the 24 apps' background working sets then exceed the Nexus 5's RAM, so every swapping policy pages them through flash. Swap-first, which swaps down to 100 MB free before killing, suffers most; the paper reports swap-all 2-5x slower than the original Android in B.".into(),
     ];
     Report { experiment: "selective".into(), runs, tables: vec![mean, sd, heavy], notes }
 }

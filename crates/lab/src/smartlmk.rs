@@ -84,7 +84,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     }
     let notes = vec![
         format!("{}: each cell is the mean of {} seed(s); the launch sequence is the paper's Table II mix, fixed.", if quick { "--quick" } else { "full run" }, if quick { 1 } else { 3 }),
-        "Known differences: app footprints and launch times in data/apps.toml are for 2016-2022 app versions, larger than the Galaxy Nexus-era apps of the paper, so more launches are cold in both policies; background activity never decays (docs/MODEL-NOTES.md).".into(),
+        "Known differences: app footprints and launch times in data/apps.toml are for 2016-2022 app versions, larger than the Galaxy Nexus-era apps of the paper, so more launches are cold in both policies; cached apps keep their first-10-s background activity (docs/MODEL-NOTES.md).".into(),
     ];
     Report { experiment: "smartlmk".into(), runs, tables: vec![total, resumes, kills, gain], notes }
 }

@@ -147,6 +147,13 @@ pub struct FlashSpec {
 #[serde(deny_unknown_fields)]
 pub struct CpuSpec {
     pub cores: u32,
+    /// `cpu.shares` of Android's background cgroup (bg_non_interactive, Android <= 8),
+    /// the weight of all cached apps together; absent: each thread its own weight.
+    #[serde(default)]
+    pub bg_shares: Option<u32>,
+    /// Cores of Android's `background` cpuset (Android >= 7 with cpusets); absent: all.
+    #[serde(default)]
+    pub bg_cores: Option<u32>,
 }
 
 /// A device profile (data/devices/NAME.toml).
@@ -213,6 +220,12 @@ impl Device {
         }
         if self.cpu.cores == 0 || self.cpu.cores > 64 {
             return err("cpu.cores", format!("must be 1..=64, got {}", self.cpu.cores));
+        }
+        if let Some(w) = self.cpu.bg_shares.filter(|w| !(2..=262_144).contains(w)) {
+            return err("cpu.bg_shares", format!("must be 2..=262144 (cgroup v1 cpu.shares), got {w}"));
+        }
+        if let Some(c) = self.cpu.bg_cores.filter(|&c| c == 0 || c > self.cpu.cores) {
+            return err("cpu.bg_cores", format!("must be 1..=cores ({}), got {c}", self.cpu.cores));
         }
         Ok(())
     }
@@ -411,5 +424,20 @@ mod tests {
         let e = w.validate("w.toml", src, &cat).unwrap_err();
         assert_eq!(e.line, Some(10));
         assert!(e.message.contains("unknown app `nope`"), "{e}");
+    }
+
+    #[test]
+    fn background_group_limits_are_checked_and_located() {
+        let (file, src) = load_source("devices", "device", "nexus5").unwrap();
+        let d: Device = parse(&file, &src).unwrap();
+        assert_eq!(d.cpu.bg_shares, Some(52));
+        d.validate(&file, &src).unwrap();
+        let bad = src.replace("bg_shares = 52", "bg_shares = 1");
+        let e = parse::<Device>(&file, &bad).unwrap().validate(&file, &bad).unwrap_err();
+        assert!(e.message.contains("2..=262144"), "{e}");
+        assert_eq!(e.line, bad.lines().position(|l| l.starts_with("bg_shares")).map(|i| i + 1));
+        let bad = src.replace("bg_shares = 52", "bg_cores = 5");
+        let e = parse::<Device>(&file, &bad).unwrap().validate(&file, &bad).unwrap_err();
+        assert!(e.message.contains("1..=cores (4)"), "{e}");
     }
 }

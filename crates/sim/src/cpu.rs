@@ -1,6 +1,13 @@
 //! An N-core CPU under weighted processor sharing, the fluid model of CFS: every
 //! runnable job gets a share of the cores proportional to its weight, no job more than
 //! one core. Jobs carry a continuation the engine resumes when they finish.
+//!
+//! Jobs of background apps may form one group, as Android puts cached apps' threads in
+//! one cgroup: up to Android 8 the cpu controller's `bg_non_interactive` group, whose
+//! `cpu.shares` (52 against 1,024) is the whole group's weight however many threads it
+//! holds; from Android 9 the `background` cpuset, which confines the group to a few
+//! cores. The group takes its share as one entity and divides it among its jobs by
+//! their weights.
 
 use floe_core::{CpuClass, Nanos};
 
@@ -24,6 +31,8 @@ struct Job<T> {
     /// Core-nanoseconds of work left.
     left: f64,
     weight: u32,
+    /// In the background group.
+    bg: bool,
     /// Owning app, so a frozen app's jobs can be paused.
     app: Option<u16>,
     paused: bool,
@@ -35,15 +44,65 @@ struct Job<T> {
 #[derive(Clone, Debug)]
 pub struct Cpu<T> {
     cores: u32,
+    group: BgGroup,
     jobs: Vec<Job<T>>,
+    /// Scratch for `rebalance` (weight, most cores, job index or `usize::MAX` for the group).
+    items: Vec<(f64, f64, usize)>,
+    rates: Vec<f64>,
     updated: Nanos,
     /// Core-nanoseconds spent running jobs so far.
     pub busy_core_ns: f64,
 }
 
+/// How the background group is scheduled.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BgGroup {
+    /// The group's CFS weight (`cpu.shares`); None: no cpu group, each job keeps its own
+    /// weight.
+    pub shares: Option<u32>,
+    /// Cores the group may use (its cpuset); None: all.
+    pub cores: Option<u32>,
+}
+
+impl BgGroup {
+    fn active(&self) -> bool {
+        self.shares.is_some() || self.cores.is_some()
+    }
+}
+
+/// Water-filling: each item (weight, most it can use) gets its weighted share of `cap`,
+/// those whose share exceeds their limit get the limit and the rest share what is
+/// left. `items` is reordered; `rates[k]` is the rate of `items[k]` after the call.
+fn fill(items: &mut [(f64, f64, usize)], cap: f64, rates: &mut Vec<f64>) {
+    // Items that saturate first are those with the least room per unit of weight.
+    items.sort_by(|a, b| (a.1 * b.0).total_cmp(&(b.1 * a.0)).then(a.2.cmp(&b.2)));
+    rates.clear();
+    rates.resize(items.len(), 0.0);
+    let mut cap = cap;
+    let mut total: f64 = items.iter().map(|i| i.0).sum();
+    for k in 0..items.len() {
+        let (w, max, _) = items[k];
+        let share = if total > 0.0 { w * cap / total } else { 0.0 };
+        if share >= max {
+            rates[k] = max;
+            cap -= max;
+            total -= w;
+        } else {
+            for r in k..items.len() {
+                rates[r] = if total > 0.0 { items[r].0 * cap / total } else { 0.0 };
+            }
+            break;
+        }
+    }
+}
+
 impl<T> Cpu<T> {
     pub fn new(cores: u32) -> Cpu<T> {
-        Cpu { cores, jobs: Vec::new(), updated: Nanos::ZERO, busy_core_ns: 0.0 }
+        Cpu::with_group(cores, BgGroup::default())
+    }
+
+    pub fn with_group(cores: u32, group: BgGroup) -> Cpu<T> {
+        Cpu { cores, group, jobs: Vec::new(), items: Vec::new(), rates: Vec::new(), updated: Nanos::ZERO, busy_core_ns: 0.0 }
     }
 
     pub fn cores(&self) -> u32 {
@@ -72,36 +131,60 @@ impl<T> Cpu<T> {
         self.advance(now);
     }
 
-    /// Water-filling: jobs in descending weight take a whole core while their fair
-    /// share is at least one core; the rest share what is left by weight.
+    /// Shares the cores (see [`fill`]): every job outside the background group is one
+    /// item of at most one core; the group is one item weighing its `cpu.shares` (or its
+    /// jobs' total weight) and using at most its cpuset's cores, and its rate is then
+    /// filled among its jobs.
     fn rebalance(&mut self) {
-        let mut order: Vec<usize> = (0..self.jobs.len()).filter(|&i| !self.jobs[i].paused).collect();
-        order.sort_by(|&a, &b| self.jobs[b].weight.cmp(&self.jobs[a].weight).then(a.cmp(&b)));
-        let mut cap = self.cores as f64;
-        let mut total: f64 = order.iter().map(|&i| self.jobs[i].weight as f64).sum();
-        for j in &mut self.jobs {
+        let group = self.group.active();
+        let mut items = std::mem::take(&mut self.items);
+        let mut rates = std::mem::take(&mut self.rates);
+        items.clear();
+        let (mut bg_weight, mut bg_jobs) = (0.0, 0usize);
+        for (i, j) in self.jobs.iter_mut().enumerate() {
             j.rate = 0.0;
-        }
-        for (k, &i) in order.iter().enumerate() {
-            let w = self.jobs[i].weight as f64;
-            let share = if total > 0.0 { w * cap / total } else { 0.0 };
-            if share >= 1.0 {
-                self.jobs[i].rate = 1.0;
-                cap -= 1.0;
-                total -= w;
+            if j.paused {
+                continue;
+            }
+            if group && j.bg {
+                bg_weight += j.weight as f64;
+                bg_jobs += 1;
             } else {
-                for &r in &order[k..] {
-                    self.jobs[r].rate = self.jobs[r].weight as f64 * cap / total;
-                }
-                break;
+                items.push((j.weight as f64, 1.0, i));
             }
         }
+        if bg_jobs > 0 {
+            let w = self.group.shares.map_or(bg_weight, f64::from);
+            let max = self.group.cores.map_or(bg_jobs as f64, |c| (c as f64).min(bg_jobs as f64));
+            items.push((w, max, usize::MAX));
+        }
+        fill(&mut items, self.cores as f64, &mut rates);
+        let mut bg_rate = 0.0;
+        for (k, &(_, _, i)) in items.iter().enumerate() {
+            if i == usize::MAX {
+                bg_rate = rates[k];
+            } else {
+                self.jobs[i].rate = rates[k];
+            }
+        }
+        if bg_jobs > 0 {
+            items.clear();
+            items.extend(self.jobs.iter().enumerate().filter(|(_, j)| j.bg && !j.paused).map(|(i, j)| (j.weight as f64, 1.0, i)));
+            fill(&mut items, bg_rate, &mut rates);
+            for (k, &(_, _, i)) in items.iter().enumerate() {
+                self.jobs[i].rate = rates[k];
+            }
+        }
+        self.items = items;
+        self.rates = rates;
     }
 
     /// Adds a job needing `work` of CPU time, starting at `now`.
-    pub fn add(&mut self, now: Nanos, work: Nanos, weight: u32, app: Option<u16>, paused: bool, cont: T) {
+    /// `bg`: the job belongs to the background group.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add(&mut self, now: Nanos, work: Nanos, weight: u32, bg: bool, app: Option<u16>, paused: bool, cont: T) {
         self.advance(now);
-        self.jobs.push(Job { left: work.0 as f64, weight, app, paused, rate: 0.0, cont });
+        self.jobs.push(Job { left: work.0 as f64, weight, bg, app, paused, rate: 0.0, cont });
         self.rebalance();
     }
 
@@ -137,11 +220,12 @@ impl<T> Cpu<T> {
         self.rebalance();
     }
 
-    /// Changes the weight of every job of `app`.
-    pub fn set_weight(&mut self, now: Nanos, app: u16, weight: u32) {
+    /// Changes the weight and group of every job of `app`.
+    pub fn set_weight(&mut self, now: Nanos, app: u16, weight: u32, bg: bool) {
         self.advance(now);
         for j in self.jobs.iter_mut().filter(|j| j.app == Some(app)) {
             j.weight = weight;
+            j.bg = bg;
         }
         self.rebalance();
     }
@@ -171,8 +255,8 @@ mod tests {
     #[test]
     fn one_job_per_core_runs_at_full_speed() {
         let mut cpu = Cpu::new(2);
-        cpu.add(Nanos(0), Nanos(100), WEIGHT_NORMAL, None, false, 1);
-        cpu.add(Nanos(0), Nanos(200), WEIGHT_NORMAL, None, false, 2);
+        cpu.add(Nanos(0), Nanos(100), WEIGHT_NORMAL, false, None, false, 1);
+        cpu.add(Nanos(0), Nanos(200), WEIGHT_NORMAL, false, None, false, 2);
         assert_eq!(run_all(&mut cpu), vec![(1, 100), (2, 200)]);
     }
 
@@ -180,12 +264,12 @@ mod tests {
     fn contention_shares_by_weight() {
         // Two equal jobs on one core each take twice as long.
         let mut cpu = Cpu::new(1);
-        cpu.add(Nanos(0), Nanos(100), WEIGHT_NORMAL, None, false, 1);
-        cpu.add(Nanos(0), Nanos(100), WEIGHT_NORMAL, None, false, 2);
+        cpu.add(Nanos(0), Nanos(100), WEIGHT_NORMAL, false, None, false, 1);
+        cpu.add(Nanos(0), Nanos(100), WEIGHT_NORMAL, false, None, false, 2);
         assert_eq!(run_all(&mut cpu), vec![(1, 200), (2, 200)]);
         // A boosted job beside a normal one gets ~90% of the core.
-        cpu.add(Nanos(1000), Nanos(100), WEIGHT_BOOSTED, None, false, 3);
-        cpu.add(Nanos(1000), Nanos(1000), WEIGHT_NORMAL, None, false, 4);
+        cpu.add(Nanos(1000), Nanos(100), WEIGHT_BOOSTED, false, None, false, 3);
+        cpu.add(Nanos(1000), Nanos(1000), WEIGHT_NORMAL, false, None, false, 4);
         let r = run_all(&mut cpu);
         assert_eq!(r[0].0, 3);
         assert!(r[0].1 - 1000 < 115, "boosted job finished at {}", r[0].1);
@@ -194,14 +278,54 @@ mod tests {
     #[test]
     fn paused_jobs_do_not_progress_and_idle_yields() {
         let mut cpu = Cpu::new(1);
-        cpu.add(Nanos(0), Nanos(100), WEIGHT_NORMAL, Some(7), true, 1);
+        cpu.add(Nanos(0), Nanos(100), WEIGHT_NORMAL, false, Some(7), true, 1);
         assert_eq!(cpu.next_completion(), None);
-        cpu.add(Nanos(0), Nanos(100), WEIGHT_IDLE, None, false, 2);
-        cpu.add(Nanos(0), Nanos(100), WEIGHT_NORMAL, None, false, 3);
+        cpu.add(Nanos(0), Nanos(100), WEIGHT_IDLE, false, None, false, 2);
+        cpu.add(Nanos(0), Nanos(100), WEIGHT_NORMAL, false, None, false, 3);
         let r = run_all(&mut cpu);
         assert_eq!(r[0].0, 3);
         assert!(r[0].1 <= 101);
         cpu.set_paused(Nanos(500), 7, false);
         assert_eq!(run_all(&mut cpu), vec![(1, 600)]);
+    }
+
+    #[test]
+    fn background_group_shares_one_weight_however_many_jobs() {
+        // bg_non_interactive: 52 shares for the group against one normal job on one
+        // core: the normal job gets 1024/1076 of it whatever the group's size.
+        let mut cpu = Cpu::with_group(1, BgGroup { shares: Some(52), cores: None });
+        cpu.add(Nanos(0), Nanos(1_000_000), WEIGHT_NORMAL, false, None, false, 0);
+        for k in 1..=4 {
+            cpu.add(Nanos(0), Nanos(1_000_000), WEIGHT_NORMAL, true, Some(k as u16), false, k);
+        }
+        let r = run_all(&mut cpu);
+        assert_eq!(r[0].0, 0);
+        assert_eq!(r[0].1, (1_000_000f64 * 1076.0 / 1024.0).ceil() as u64);
+        // Without a group the same four jobs take four fifths of the core.
+        let mut cpu = Cpu::new(1);
+        cpu.add(Nanos(0), Nanos(1_000_000), WEIGHT_NORMAL, false, None, false, 0);
+        for k in 1..=4 {
+            cpu.add(Nanos(0), Nanos(1_000_000), WEIGHT_NORMAL, true, Some(k as u16), false, k);
+        }
+        assert_eq!(run_all(&mut cpu)[0], (0, 5_000_000));
+    }
+
+    #[test]
+    fn background_cpuset_caps_the_group_and_idle_cores_stay_usable() {
+        // Four cores, the background cpuset two of them: four background jobs run at
+        // half speed while a foreground job has a core of its own.
+        let mut cpu = Cpu::with_group(4, BgGroup { shares: None, cores: Some(2) });
+        for k in 1..=4 {
+            cpu.add(Nanos(0), Nanos(1000), WEIGHT_NORMAL, true, Some(k as u16), false, k);
+        }
+        cpu.add(Nanos(0), Nanos(1000), WEIGHT_NORMAL, false, None, false, 0);
+        let r = run_all(&mut cpu);
+        assert_eq!(r[0], (0, 1000));
+        assert!(r[1..].iter().all(|&(_, t)| t == 2000), "{r:?}");
+        // A lone group job still gets a whole core under 52 shares when cores are idle.
+        let mut cpu = Cpu::with_group(2, BgGroup { shares: Some(52), cores: None });
+        cpu.add(Nanos(0), Nanos(1000), WEIGHT_NORMAL, true, Some(1), false, 1);
+        cpu.add(Nanos(0), Nanos(1000), WEIGHT_NORMAL, false, None, false, 0);
+        assert_eq!(run_all(&mut cpu), vec![(1, 1000), (0, 1000)]);
     }
 }

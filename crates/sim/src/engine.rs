@@ -6,7 +6,7 @@
 //! seeded stream owned by one component, so a run is a pure function of its inputs.
 
 use crate::config::{AppSpec, Catalog, Device, Workload};
-use crate::cpu::{self, Cpu};
+use crate::cpu::{self, BgGroup, Cpu};
 use crate::flash::{Flash, Op};
 use crate::pages::{Loc, PageTable, F_LOCKED, F_REFERENCED, F_SHADOW, F_YOUNG};
 use floe_core::{
@@ -403,7 +403,7 @@ impl Sim {
             queue: BinaryHeap::new(),
             pages,
             apps,
-            cpu: Cpu::new(device.cpu.cores),
+            cpu: Cpu::with_group(device.cpu.cores, BgGroup { shares: device.cpu.bg_shares, cores: device.cpu.bg_cores }),
             cpu_event_at: None,
             flash: Flash::new(&device.flash),
             policy: Some(policy),
@@ -634,6 +634,13 @@ impl Sim {
         self.done = done;
     }
 
+    /// Android's background scheduling group holds cached apps; perceptible ones (music,
+    /// navigation) stay in the default group (ProcessList's SCHED_GROUP_DEFAULT).
+    fn in_bg_group(&self, app: u16) -> bool {
+        let a = &self.apps[app as usize];
+        matches!(a.state, AppState::Cached | AppState::Frozen) && !a.spec.perceptible && self.fg != Some(app)
+    }
+
     fn weight_of(&self, app: u16) -> u32 {
         let a = &self.apps[app as usize];
         if let Some(c) = a.class {
@@ -675,7 +682,8 @@ impl Sim {
             }
             None => (cpu::WEIGHT_NORMAL, false),
         };
-        self.cpu.add(self.now, work, weight, app, paused, cont);
+        let bg = app.is_some_and(|a| self.in_bg_group(a));
+        self.cpu.add(self.now, work, weight, bg, app, paused, cont);
     }
 
     // ----- the workload script -----
@@ -721,8 +729,8 @@ impl Sim {
             a.state = AppState::Cached;
             a.gen += 1;
             let gen = a.gen;
-            let w = self.weight_of(app);
-            self.cpu.set_weight(self.now, app, w);
+            let (w, bg) = (self.weight_of(app), self.in_bg_group(app));
+            self.cpu.set_weight(self.now, app, w, bg);
             self.schedule_bg(app, gen);
         }
     }
@@ -794,8 +802,8 @@ impl Sim {
             measured,
             round,
         });
-        let w = self.weight_of(app);
-        self.cpu.set_weight(self.now, app, w);
+        let (w, bg) = (self.weight_of(app), self.in_bg_group(app));
+        self.cpu.set_weight(self.now, app, w, bg);
         self.recompute_adj();
         self.launch_seg(app);
     }
@@ -1445,8 +1453,8 @@ impl Sim {
             Action::SetCpuPriority { app, class } => {
                 if let Some(a) = self.valid(app) {
                     self.apps[a as usize].class = Some(class);
-                    let w = self.weight_of(a);
-                    self.cpu.set_weight(self.now, a, w);
+                    let (w, bg) = (self.weight_of(a), self.in_bg_group(a));
+                    self.cpu.set_weight(self.now, a, w, bg);
                 }
             }
             Action::MarkUnkillable { app, unkillable } => {

@@ -339,3 +339,26 @@ fn unswappable_apps_are_never_swapped_and_stay_accounted() {
     }
     assert!(swapped_odd > 0, "the swappable apps were never swapped: the test proves nothing");
 }
+
+/// SmartLMK §6.4 (Fig. 10, 11): on its 256-launch benchmark without a balloon,
+/// SmartLMK's value-aware, all-at-once kills resume more apps than the stock LMK and
+/// spend less time launching in total.
+#[test]
+fn smartlmk_resumes_more_and_launches_faster_than_vanilla() {
+    let lmk = embedded_run("galaxy-nexus", "smartlmk-256", "android-lmk", None);
+    let smart = embedded_run("galaxy-nexus", "smartlmk-256", "smartlmk", None);
+    assert_eq!(lmk.launches_cold + lmk.launches_warm, 256);
+    assert_eq!(smart.launches_cold + smart.launches_warm, 256);
+    assert!(smart.launches_warm > lmk.launches_warm, "resumes {} vs {}", smart.launches_warm, lmk.launches_warm);
+    assert!(smart.launch_ms_total < lmk.launch_ms_total, "total launch {} vs {} ms", smart.launch_ms_total, lmk.launch_ms_total);
+}
+
+/// Selective §V (Figs. 7-8): in the heavy scenario B, kill-first's launches are faster
+/// and steadier than swap-all's, which pages every app through flash.
+#[test]
+fn selective_kill_first_beats_swap_all_in_scenario_b() {
+    let swap = embedded_run("nexus5", "selective-b1", "swap-all", None);
+    let kill = embedded_run("nexus5", "selective-b1", "selective-kill-first", None);
+    assert!(kill.launch_ms_mean < swap.launch_ms_mean, "mean {} vs {}", kill.launch_ms_mean, swap.launch_ms_mean);
+    assert!(kill.launch_ms_stddev < swap.launch_ms_stddev, "stddev {} vs {}", kill.launch_ms_stddev, swap.launch_ms_stddev);
+}

@@ -10,7 +10,7 @@ pub mod policy;
 pub mod units;
 
 pub use event::{Action, CpuClass, Event, LaunchKind, PageKind, SwapTier};
-pub use metrics::{ExperimentRecord, Metrics, Param, RunRecord};
+pub use metrics::{ExperimentRecord, LaunchLog, Metrics, Param, RunRecord};
 pub use policy::{
     AppInfo, AppState, CpuMode, EventMask, LmkMode, MemInfo, Policy, PriorityClass, ReclaimOrder, Setup, SwapSetup, SystemView,
 };

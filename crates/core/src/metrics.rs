@@ -59,6 +59,19 @@ pub struct RunRecord {
     pub params: BTreeMap<String, Param>,
     pub seed: u64,
     pub metrics: Metrics,
+    /// Every measured launch in order, for per-app breakdowns (SmartLMK Fig. 13). Not
+    /// part of the run's JSON (DESIGN.md "Metrics" fixes its keys).
+    #[serde(skip)]
+    pub launches: Vec<LaunchLog>,
+}
+
+/// One measured launch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaunchLog {
+    pub app: String,
+    pub kind: crate::LaunchKind,
+    pub ms: f64,
+    pub round: u32,
 }
 
 /// An experiment: a named set of runs.

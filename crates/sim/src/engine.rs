@@ -10,8 +10,8 @@ use crate::cpu::{self, BgGroup, Cpu};
 use crate::flash::{Flash, Op};
 use crate::pages::{Loc, PageTable, F_LOCKED, F_REFERENCED, F_SHADOW, F_YOUNG};
 use floe_core::{
-    Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LmkMode, MemInfo, Metrics, Nanos, PageKind, Pages, Param,
-    Policy, ReclaimOrder, RunRecord, Setup, SwapSetup, SystemView,
+    Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LaunchLog, LmkMode, MemInfo, Metrics, Nanos, PageKind, Pages,
+    Param, Policy, ReclaimOrder, RunRecord, Setup, SwapSetup, SystemView,
 };
 use rand::{Rng, RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus as FastRng;
@@ -243,7 +243,7 @@ pub struct Sim {
     frames: u64,
     alerts: u64,
     use_ns: u64,
-    launches: Vec<(LaunchKind, Nanos, u32)>,
+    launches: Vec<(LaunchKind, Nanos, u32, u16)>,
     pending: Vec<Event>,
     /// Reused buffer of page indices for batched touches.
     scratch: Vec<u32>,
@@ -848,7 +848,7 @@ impl Sim {
         let l = self.apps[app as usize].launch.take().unwrap();
         let latency = self.now - l.start;
         if l.measured {
-            self.launches.push((l.kind, latency, l.round));
+            self.launches.push((l.kind, latency, l.round, app));
         }
         let a = &mut self.apps[app as usize];
         a.state = AppState::Foreground;
@@ -1601,6 +1601,11 @@ impl Sim {
             params: self.params.clone(),
             seed: self.seed,
             metrics,
+            launches: self
+                .launches
+                .iter()
+                .map(|&(kind, t, round, app)| LaunchLog { app: self.apps[app as usize].spec.name.clone(), kind, ms: t.as_ms_f64(), round })
+                .collect(),
         }
     }
 }

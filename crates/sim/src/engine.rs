@@ -1243,17 +1243,22 @@ impl Sim {
             .collect();
         frozen.sort();
         for (_, app) in frozen {
+            // Two sweeps over the app's pages: first those the LRU already holds
+            // inactive, then the rest, so the app's own recency still orders its pages.
             let a = &self.apps[app as usize];
-            let (base, end) = (a.base, a.base + a.anon + a.file);
-            let mut q = base + a.evict_cursor.min(end - base);
-            while acc.got < nr && q < end {
+            let (base, len) = (a.base, a.anon + a.file);
+            let mut c = a.evict_cursor.min(2 * len);
+            while acc.got < nr && c < 2 * len {
+                let (sweep, q) = (c / len.max(1), base + c % len.max(1));
+                let loc = self.pages.loc(q);
+                let take = if sweep == 0 { matches!(loc, Loc::InactiveAnon | Loc::InactiveFile) } else { loc.resident() };
                 acc.scanned += 1;
-                if self.pages.loc(q).resident() {
+                if take {
                     self.evict_page(q, acc);
                 }
-                q += 1;
+                c += 1;
             }
-            self.apps[app as usize].evict_cursor = q - base;
+            self.apps[app as usize].evict_cursor = c;
             if acc.got >= nr {
                 return;
             }

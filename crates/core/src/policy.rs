@@ -16,6 +16,28 @@ pub enum SwapSetup {
     Zswap,
     /// Swap partition on flash.
     Flash,
+    /// SEAL's two-level swap: every swapped page is compressed into SL1 (RAM, the
+    /// device's zram size) and least-launch-required pages are then unloaded to SL2
+    /// (flash); the schemes on top are set in [`Setup::seal`].
+    TwoLevel,
+}
+
+/// SEAL's schemes over [`SwapSetup::TwoLevel`] (SEAL §IV).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SealSetup {
+    /// LLR's k-chances: a page leaves the sl1-list after k launches that did not
+    /// request it (Algorithm 1).
+    pub k: u8,
+    /// Hidden page loading with coefficient mu (PS_i = mu x T_w,i x TH / 4 KiB); None:
+    /// no HPL, SL2 pages come back on demand and SL2 holds any number of them.
+    pub hpl_mu: Option<f64>,
+    /// App-granularity swapping: victim apps by process priority (Algorithm 2), all of
+    /// an app's pages swapped together, SL2 requests merged up to 1 MiB.
+    pub ags: bool,
+    /// SL1 size in MiB (default: the device's zram size).
+    pub sl1_mib: Option<f64>,
+    /// SL2 size in MiB (default: the simulator's flash swap size).
+    pub sl2_mib: Option<f64>,
 }
 
 /// Which low-memory killer runs.
@@ -83,6 +105,8 @@ pub struct Setup {
     /// Interval of [`Event::Tick`], if the policy wants ticks.
     pub tick: Option<Nanos>,
     pub events: EventMask,
+    /// SEAL's page placement between SL1 and SL2 (only with [`SwapSetup::TwoLevel`]).
+    pub seal: Option<SealSetup>,
 }
 
 impl Setup {
@@ -97,6 +121,7 @@ impl Setup {
             kill_threshold: None,
             tick: None,
             events: EventMask::NONE,
+            seal: None,
         }
     }
 }

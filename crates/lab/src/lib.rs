@@ -3,6 +3,7 @@
 
 pub mod ice;
 pub mod report;
+pub mod seal;
 pub mod selective;
 pub mod smartlmk;
 
@@ -73,8 +74,12 @@ pub fn run_all(specs: &[RunSpec]) -> Result<Vec<RunRecord>, SimError> {
 }
 
 /// The experiments floe knows, as `floe experiment NAME` takes them.
-pub const EXPERIMENTS: &[(&str, &str)] =
-    &[("ice", "Ice §6.1: FPS/RIA in four scenarios, refaults and reclaims, power-manager freezing, BG-app sweep")];
+pub const EXPERIMENTS: &[(&str, &str)] = &[
+    ("ice", "Ice §6.1: FPS/RIA in four scenarios, refaults and reclaims, power-manager freezing, BG-app sweep, Ice+ (Table 6)"),
+    ("seal", "SEAL §VI: warm launch, interaction alerts, caching over 10 rounds of 30 apps; SL size, k and mu sweeps"),
+    ("smartlmk", "SmartLMK §6.3: 256-launch benchmark over balloons 0-128 MB; total launch time, resumes, kills, per-app resumes"),
+    ("selective", "Selective swap/kill §V: scenarios A1-C on the Nexus 5; mean and stddev of launch time"),
+];
 
 /// Errors of an experiment.
 #[derive(Debug)]
@@ -109,6 +114,7 @@ pub fn run_experiment(name: &str, quick: bool) -> Result<Report, LabError> {
         "ice" => Ok(ice::run(quick)?),
         "smartlmk" => Ok(smartlmk::run(quick)?),
         "selective" => Ok(selective::run(quick)?),
+        "seal" => Ok(seal::run(quick)?),
         other => Err(LabError::Unknown(other.to_string())),
     }
 }

@@ -9,6 +9,7 @@ pub mod baselines;
 pub mod ice;
 pub mod ice_plus;
 pub mod power_freezer;
+pub mod seal;
 pub mod selective;
 pub mod smartlmk;
 pub mod ucsg;
@@ -99,6 +100,24 @@ pub static REGISTRY: &[Entry] = &[
         source: "Selective §IV, Table 3",
         make: || Box::new(selective::Selective::swap_first()),
     },
+    Entry {
+        name: "llr",
+        about: "SEAL's LLR alone: two-level swap (SL1 zram, SL2 flash), launch-required pages kept in SL1 by k-chances",
+        source: "SEAL §IV-A, Algorithm 1 (evaluated as 'LLR', §V-C)",
+        make: || Box::new(seal::Seal::llr()),
+    },
+    Entry {
+        name: "llr-hpl",
+        about: "SEAL's LLR with hidden page loading of SL2 pages during the launch, SL2 bounded by PS_i",
+        source: "SEAL §IV-B (evaluated as 'LLR+HPL', §V-C)",
+        make: || Box::new(seal::Seal::llr_hpl()),
+    },
+    Entry {
+        name: "seal",
+        about: "SEAL: LLR + HPL + app-granularity swapping (victim app by priority, 1 MiB merged SL2 I/O)",
+        source: "SEAL §IV (Algorithms 1, 2; equation 1)",
+        make: || Box::new(seal::Seal::full()),
+    },
 ];
 
 /// Finds a registered policy by name.
@@ -111,9 +130,37 @@ pub fn make(name: &str) -> Option<Box<dyn Policy>> {
     lookup(name).map(|e| (e.make)())
 }
 
+/// Builds a policy from `NAME` or `NAME:key=value,...` (parameters for the SEAL family:
+/// `k`, `mu`, `sl1`, `sl2`). The error says what is wrong.
+pub fn make_spec(spec: &str) -> Result<Box<dyn Policy>, String> {
+    let (name, params) = spec.split_once(':').unwrap_or((spec, ""));
+    let seal = match name {
+        "llr" => Some(seal::Seal::llr()),
+        "llr-hpl" => Some(seal::Seal::llr_hpl()),
+        "seal" => Some(seal::Seal::full()),
+        _ => None,
+    };
+    match (seal, spec.contains(':')) {
+        (Some(s), _) => Ok(Box::new(s.with_params(params).map_err(|e| format!("policy `{spec}`: {e}"))?)),
+        (None, false) => make(name).ok_or_else(|| format!("unknown policy `{name}` (see `floe list policies`)")),
+        (None, true) if lookup(name).is_some() => Err(format!("policy `{name}` takes no parameters")),
+        (None, true) => Err(format!("unknown policy `{name}` (see `floe list policies`)")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn specs_with_parameters() {
+        assert_eq!(make_spec("seal:k=2,mu=0.5").unwrap().setup().seal.unwrap().k, 2);
+        assert_eq!(make_spec("llr").unwrap().name(), "llr");
+        let err = |s: &str| make_spec(s).err().expect("an error");
+        assert!(err("ice:k=2").contains("takes no parameters"));
+        assert!(err("nope").contains("unknown policy `nope`"));
+        assert!(err("llr:mu=0.5").contains("needs HPL"));
+    }
 
     #[test]
     fn registry_names_are_unique_and_match_instances() {

@@ -6,6 +6,8 @@
 //! seeded stream owned by one component, so a run is a pure function of its inputs.
 
 use crate::config::{AppSpec, Catalog, Device, Workload};
+mod seal;
+
 use crate::cpu::{self, BgGroup, Cpu};
 use crate::flash::{Flash, Op};
 use crate::pages::{Loc, PageTable, F_LOCKED, F_REFERENCED, F_SHADOW, F_YOUNG};
@@ -105,11 +107,33 @@ enum Cont {
 enum Ev {
     Step,
     CpuDone,
-    Tick { app: u16, life: u32, gen: u32 },
-    BgWake { app: u16, life: u32, gen: u32 },
-    Job { work: Nanos, app: Option<u16>, cont: Cont },
+    Tick {
+        app: u16,
+        life: u32,
+        gen: u32,
+    },
+    BgWake {
+        app: u16,
+        life: u32,
+        gen: u32,
+    },
+    Job {
+        work: Nanos,
+        app: Option<u16>,
+        cont: Cont,
+    },
     PolicyTick,
     Kswapd,
+    /// SEAL: try to unload SL1 pages to SL2.
+    SealUnload,
+    /// SEAL: the unload request in flight completed.
+    SealUnloadDone,
+    /// SEAL: `n` of the app's SL2 pages were read back by HPL.
+    HplLoaded {
+        app: u16,
+        life: u32,
+        n: u32,
+    },
 }
 
 struct Queued {
@@ -252,6 +276,8 @@ pub struct Sim {
     busy_sample: (Nanos, f64, u64),
     util: f64,
     ended: bool,
+    /// SEAL's two-level swap, when the policy asks for it.
+    seal: Option<seal::SealState>,
 }
 
 /// The seeded random stream of one component (xoshiro256++: fast, portable, and
@@ -318,7 +344,7 @@ impl Sim {
         let (pages, bases) = PageTable::new(&sizes);
         let flash_read_4k_ns = device.flash.read_4k_us * 1e3;
         let seq_ns_per_page = 4096.0 * 1e9 / (device.flash.seq_read_mib_s * 1024.0 * 1024.0);
-        let apps = specs
+        let apps: Vec<AppRt> = specs
             .into_iter()
             .enumerate()
             .map(|(i, spec)| {
@@ -364,14 +390,22 @@ impl Sim {
         let balloon = opts.balloon_mib.unwrap_or(workload.balloon_mib);
         let m = &device.memory;
         let usable = pages_of((m.app_mem_mib - balloon).max(m.watermark_high_mib * 2.0)) as i64;
+        let seal_cfg = setup.seal.filter(|_| setup.swap == SwapSetup::TwoLevel);
         let zram_cap = match setup.swap {
             SwapSetup::Zram | SwapSetup::Zswap => pages_of(device.zram.size_mib) as i64,
+            // SL1 sized like zram: uncompressed pages (its disksize).
+            SwapSetup::TwoLevel => pages_of(seal_cfg.and_then(|c| c.sl1_mib).unwrap_or(device.zram.size_mib)) as i64,
             _ => 0,
         };
         let flash_cap = match setup.swap {
             SwapSetup::Flash | SwapSetup::Zswap => pages_of(FLASH_SWAP_MIB) as i64,
+            SwapSetup::TwoLevel => pages_of(seal_cfg.and_then(|c| c.sl2_mib).unwrap_or(FLASH_SWAP_MIB)) as i64,
             _ => 0,
         };
+        let seal = seal_cfg.map(|c| {
+            let anon: Vec<u32> = apps.iter().map(|a| a.anon).collect();
+            seal::SealState::new(c, &anon, device.flash.read_4k_us * 1e3, stream(opts.seed, 3))
+        });
         // Script: background apps are launched and used, then the measured sequence.
         let mut script = Vec::new();
         if let Some(bg) = &workload.background {
@@ -447,6 +481,7 @@ impl Sim {
             busy_sample: (Nanos::ZERO, 0.0, 0),
             util: 0.0,
             ended: false,
+            seal,
         };
         if let Some(t) = sim.setup.swap_threshold {
             let low = t.0 as i64;
@@ -601,6 +636,9 @@ impl Sim {
                 }
             }
             Ev::Kswapd => self.kswapd_batch(),
+            Ev::SealUnload => self.seal_unload(),
+            Ev::SealUnloadDone => self.seal_unload_done(),
+            Ev::HplLoaded { app, life, n } => self.seal_hpl_loaded(app, life, n),
         }
     }
 
@@ -729,6 +767,10 @@ impl Sim {
             a.state = AppState::Cached;
             a.gen += 1;
             let gen = a.gen;
+            if let Some(s) = self.seal.as_mut() {
+                s.rewind(app);
+            }
+            self.seal_arm();
             let (w, bg) = (self.weight_of(app), self.in_bg_group(app));
             self.cpu.set_weight(self.now, app, w, bg);
             self.schedule_bg(app, gen);
@@ -805,6 +847,9 @@ impl Sim {
         let (w, bg) = (self.weight_of(app), self.in_bg_group(app));
         self.cpu.set_weight(self.now, app, w, bg);
         self.recompute_adj();
+        if kind == LaunchKind::Warm {
+            self.seal_launch_started(app);
+        }
         self.launch_seg(app);
     }
 
@@ -827,6 +872,7 @@ impl Sim {
                 a.populated = i + 1;
             }
             self.touch(app, i, &mut ctx);
+            self.seal_requested(app, i);
         }
         if self.apps[app as usize].life == life {
             self.start_job(ctx, l.cpu_per_seg, Some(app), Cont::LaunchSeg { app, life });
@@ -850,6 +896,7 @@ impl Sim {
         if l.measured {
             self.launches.push((l.kind, latency, l.round, app));
         }
+        self.seal_launch_done(app, l.kind == LaunchKind::Warm, latency.as_ms_f64());
         let a = &mut self.apps[app as usize];
         a.state = AppState::Foreground;
         a.gen += 1;
@@ -1026,6 +1073,11 @@ impl Sim {
             Loc::Flash => {
                 ctx.t = self.flash.submit(ctx.t, Op::Read, 4096);
                 self.flash_used -= 1;
+                if self.setup.swap == SwapSetup::TwoLevel {
+                    // SL2 holds SL1's compressed pages.
+                    ctx.cpu += Nanos(self.decompress_ns);
+                    ctx.compress += Nanos(self.decompress_ns);
+                }
             }
             _ => unreachable!("resident handled above"),
         }
@@ -1091,6 +1143,10 @@ impl Sim {
     }
 
     fn swap_possible(&self) -> bool {
+        if self.setup.swap == SwapSetup::TwoLevel {
+            // Everything is swapped into SL1 first.
+            return self.zram_stored < self.zram_cap;
+        }
         self.zram_stored < self.zram_cap || self.flash_used < self.flash_cap
     }
 
@@ -1098,7 +1154,7 @@ impl Sim {
 
     fn kswapd_batch(&mut self) {
         self.lmk();
-        if self.free() >= self.wmark[2] {
+        if self.free() >= self.wmark[2] && !self.seal_ags_busy() {
             self.kswapd_active = false;
             return;
         }
@@ -1122,6 +1178,12 @@ impl Sim {
         if self.setup.reclaim == ReclaimOrder::FrozenFirst {
             self.shrink_frozen(nr, &mut acc);
         }
+        // SEAL's AGS swaps anonymous memory a whole app at a time; the LRU then only
+        // gives up file pages.
+        let ags = self.seal.as_ref().is_some_and(|s| s.cfg.ags);
+        if ags {
+            self.seal_ags_shrink(nr, &mut acc);
+        }
         // Like the kernel raising scan priority until it scans whole lists, a pass may
         // walk the entire LRU once before giving up.
         let budget = (nr as u64 * 64).max(self.resident() as u64 * 2);
@@ -1131,7 +1193,7 @@ impl Sim {
         // skipped (then nothing else is left to take).
         let mut fg_skipped: u32 = 0;
         while acc.got < nr && acc.scanned < budget {
-            let anon_ok = self.swap_possible();
+            let anon_ok = self.swap_possible() && !ags;
             let ia = self.pages.list_len(Loc::InactiveAnon) + self.pages.list_len(Loc::ActiveAnon) / 2;
             let ifl = self.pages.list_len(Loc::InactiveFile) + self.pages.list_len(Loc::ActiveFile) / 2;
             let anon = anon_ok && ia > ifl;
@@ -1189,6 +1251,9 @@ impl Sim {
         }
         self.c.reclaimed += acc.got as u64;
         self.c.scanned += acc.scanned;
+        if acc.got > 0 {
+            self.seal_arm();
+        }
         let cpu = Nanos(acc.scanned * SCAN_NS + acc.got as u64 * EVICT_NS) + acc.compress;
         (acc.got, (cpu, acc.compress), io_done)
     }
@@ -1206,7 +1271,7 @@ impl Sim {
             if !self.apps[app].swappable || !self.swap_possible() {
                 return false;
             }
-            let tier = if self.zram_stored < self.zram_cap { Loc::Zram } else { Loc::Flash };
+            let tier = if self.zram_stored < self.zram_cap || self.setup.swap == SwapSetup::TwoLevel { Loc::Zram } else { Loc::Flash };
             if tier == Loc::Zram {
                 acc.compress += Nanos(self.compress_ns);
                 self.zram_stored += 1;
@@ -1333,6 +1398,7 @@ impl Sim {
             self.pages.set_flag(p, F_SHADOW | F_YOUNG | F_REFERENCED | F_LOCKED, false);
         }
         self.cpu.drop_app(self.now, app);
+        self.seal_forget(app);
         let a = &mut self.apps[app as usize];
         a.state = AppState::Dead;
         a.life += 1;

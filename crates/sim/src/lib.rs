@@ -21,12 +21,16 @@ use floe_core::RunRecord;
 pub enum SimError {
     #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error("unknown policy `{0}` (see `floe list policies`)")]
-    UnknownPolicy(String),
+    #[error("{0}")]
+    Policy(String),
 }
 
 /// Runs `policy` on `device` with `workload` and returns the run record.
 pub fn run(device: &Device, workload: &Workload, catalog: &Catalog, policy: &str, opts: &RunOptions) -> Result<RunRecord, SimError> {
-    let p = floe_policies::make(policy).ok_or_else(|| SimError::UnknownPolicy(policy.to_string()))?;
-    Ok(Sim::new(device, workload, catalog, p, opts).run())
+    let p = floe_policies::make_spec(policy).map_err(SimError::Policy)?;
+    let mut rec = Sim::new(device, workload, catalog, p, opts).run();
+    if let Some((_, params)) = policy.split_once(':') {
+        rec.params.insert("policy_params".into(), floe_core::Param::Text(params.into()));
+    }
+    Ok(rec)
 }

@@ -57,6 +57,8 @@ pub const F_SHADOW: u8 = 4;
 pub const F_ANON: u8 = 8;
 /// Pinned by a policy (e.g. SEAL's launch-required pages held in SL1).
 pub const F_LOCKED: u8 = 16;
+/// The top three bits hold SEAL's LLR weight (0..=7; 0 = the sl2-list).
+const LLR_SHIFT: u8 = 5;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct List {
@@ -137,6 +139,17 @@ impl PageTable {
         } else {
             self.p[p as usize].flags &= !f;
         }
+    }
+    /// SEAL's LLR weight of the page (Algorithm 1's flag).
+    #[inline]
+    pub fn llr_weight(&self, p: u32) -> u8 {
+        self.p[p as usize].flags >> LLR_SHIFT
+    }
+    #[inline]
+    pub fn set_llr_weight(&mut self, p: u32, w: u8) {
+        debug_assert!(w < 8);
+        let f = &mut self.p[p as usize].flags;
+        *f = (*f & ((1 << LLR_SHIFT) - 1)) | (w << LLR_SHIFT);
     }
     #[inline]
     pub fn shadow(&self, p: u32) -> u32 {

@@ -1,0 +1,190 @@
+//! The SEAL paper's evaluation (Li et al., IEEE TCAD 2020, §VI): 30 apps of its Table I
+//! launched for 10 rounds on the HiKey 970, each driven by 500 Monkey events; warm
+//! launch latency (Fig. 10), interaction alerts (Fig. 11) and app caching capability
+//! (Fig. 13) for No-SWAP, ZSWAP, LLR, LLR+HPL and SEAL; then the sensitivity studies
+//! of SL1/SL2 sizes (Fig. 15), k (Fig. 16) and mu (Fig. 17) on SEAL.
+
+use crate::report::{mean_where, pct_cut, Comparison, Report, Table};
+use crate::RunSpec;
+use floe_core::{Metrics, Param, RunRecord};
+use floe_sim::SimError;
+
+const DEVICE: &str = "hikey970";
+const WORKLOAD: &str = "seal-30apps";
+const POLICIES: [&str; 5] = ["android-lmk", "zswap", "llr", "llr-hpl", "seal"];
+
+/// Published figures quoted in SEAL's §VI text.
+mod paper {
+    /// Fig. 10: warm launch latency, ms (No-SWAP, ZSWAP).
+    pub const WARM_MS: [(&str, f64); 2] = [("android-lmk", 526.0), ("zswap", 1443.0)];
+    /// Fig. 10: LLR's warm launch is ~17 % above No-SWAP's; HPL adds ~10 % to LLR's.
+    pub const LLR_OVER_NOSWAP: f64 = 1.17;
+    pub const HPL_OVER_LLR: f64 = 1.10;
+    /// Fig. 11: ZSWAP's alerts are "more than 4 times" No-SWAP's; SEAL's 14 % above
+    /// No-SWAP's and 76 % below ZSWAP's.
+    pub const ZSWAP_ALERTS_OVER_NOSWAP: f64 = 4.0;
+    pub const SEAL_ALERTS_OVER_NOSWAP: f64 = 1.14;
+    pub const SEAL_ALERTS_CUT_VS_ZSWAP_PCT: f64 = 76.0;
+    /// Fig. 13: warm-launched apps per round (No-SWAP 7 of 30, ZSWAP 15) and SEAL's
+    /// ratios to them.
+    pub const CACHED: [(&str, f64); 2] = [("android-lmk", 7.0), ("zswap", 15.0)];
+    pub const SEAL_CACHING_OVER: [(&str, f64); 2] = [("android-lmk", 2.43), ("zswap", 1.13)];
+}
+
+/// The sweeps: SL1/SL2 sizes in MiB (Fig. 15 names (256, 512) and (64, 4096)), k
+/// (Fig. 16, 1..6) and mu (Fig. 17, 0..1). `quick` takes fewer points.
+fn sweeps(quick: bool) -> (Vec<(u32, u32)>, Vec<u8>, Vec<f64>) {
+    if quick {
+        (vec![(64, 4096), (256, 512)], vec![1, 3, 6], vec![0.2, 0.8, 1.0])
+    } else {
+        (vec![(64, 256), (64, 4096), (256, 512), (1024, 4096)], vec![1, 2, 3, 4, 5, 6], vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    }
+}
+
+fn spec(policy: String, rounds: Option<u32>) -> RunSpec {
+    RunSpec { device: DEVICE.into(), workload: WORKLOAD.into(), policy, seed: 1, bg_apps: None, use_s: None, balloon_mib: None, rounds }
+}
+
+/// The run list: the five schemes, then SEAL with each sweep point. `quick` plays 3
+/// rounds instead of 10 and fewer sweep points.
+pub fn specs(quick: bool) -> Vec<RunSpec> {
+    let rounds = quick.then_some(3);
+    let (sizes, ks, mus) = sweeps(quick);
+    let mut v: Vec<RunSpec> = POLICIES.iter().map(|p| spec(p.to_string(), rounds)).collect();
+    v.extend(sizes.iter().map(|(a, b)| spec(format!("seal:sl1={a},sl2={b}"), rounds)));
+    v.extend(ks.iter().map(|k| spec(format!("seal:k={k}"), rounds)));
+    v.extend(mus.iter().map(|m| spec(format!("seal:mu={m}"), rounds)));
+    v
+}
+
+pub fn run(quick: bool) -> Result<Report, SimError> {
+    let runs = crate::run_all(&specs(quick))?;
+    Ok(report(runs, quick))
+}
+
+fn get(runs: &[RunRecord], policy: &str, params: Option<&str>, f: impl Fn(&Metrics) -> f64) -> f64 {
+    let want = params.map(|p| Param::Text(p.to_string()));
+    mean_where(runs, |r| r.policy == policy && r.params.get("policy_params") == want.as_ref(), f)
+}
+
+fn alerts(m: &Metrics) -> f64 {
+    m.interaction_alerts as f64
+}
+
+/// +1 if `ys` rises from its first to its last point, -1 if it falls, 0 if flat.
+fn trend(ys: &[f64]) -> f64 {
+    match (ys.first(), ys.last()) {
+        (Some(a), Some(b)) if b > a => 1.0,
+        (Some(a), Some(b)) if b < a => -1.0,
+        _ => 0.0,
+    }
+}
+
+pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
+    let base = |p: &str, f: &dyn Fn(&Metrics) -> f64| get(&runs, p, None, f);
+    let lookup = |t: &[(&str, f64)], p: &str| t.iter().find(|(k, _)| *k == p).map(|x| x.1);
+    let mut warm = Table { title: "Fig. 10: warm launch latency".into(), unit: "ms; ratio".into(), rows: vec![] };
+    let mut alert = Table {
+        title: "Fig. 11: interaction alerts (frames over 16.6 ms) over the run".into(),
+        unit: "frames; ratio; percent".into(),
+        rows: vec![],
+    };
+    let mut cache = Table {
+        title: "Fig. 13: app caching capability (warm launches per round after the first)".into(),
+        unit: "apps; ratio".into(),
+        rows: vec![],
+    };
+    for p in POLICIES {
+        warm.rows.push(Comparison { label: p.into(), paper: lookup(&paper::WARM_MS, p), ours: base(p, &|m| m.switch_ms_mean) });
+        alert.rows.push(Comparison { label: p.into(), paper: None, ours: base(p, &alerts) });
+        cache.rows.push(Comparison { label: p.into(), paper: lookup(&paper::CACHED, p), ours: base(p, &|m| m.caching_capability) });
+    }
+    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
+    let w = |p: &str| base(p, &|m| m.switch_ms_mean);
+    warm.rows.push(Comparison {
+        label: "llr / android-lmk".into(),
+        paper: Some(paper::LLR_OVER_NOSWAP),
+        ours: ratio(w("llr"), w("android-lmk")),
+    });
+    warm.rows.push(Comparison { label: "llr-hpl / llr".into(), paper: Some(paper::HPL_OVER_LLR), ours: ratio(w("llr-hpl"), w("llr")) });
+    warm.rows.push(Comparison { label: "seal / llr".into(), paper: Some(1.0), ours: ratio(w("seal"), w("llr")) });
+    let a = |p: &str| base(p, &alerts);
+    alert.rows.push(Comparison {
+        label: "zswap / android-lmk".into(),
+        paper: Some(paper::ZSWAP_ALERTS_OVER_NOSWAP),
+        ours: ratio(a("zswap"), a("android-lmk")),
+    });
+    alert.rows.push(Comparison {
+        label: "seal / android-lmk".into(),
+        paper: Some(paper::SEAL_ALERTS_OVER_NOSWAP),
+        ours: ratio(a("seal"), a("android-lmk")),
+    });
+    alert.rows.push(Comparison {
+        label: "seal cut vs zswap %".into(),
+        paper: Some(paper::SEAL_ALERTS_CUT_VS_ZSWAP_PCT),
+        ours: pct_cut(a("zswap"), a("seal")),
+    });
+    let c = |p: &str| base(p, &|m| m.caching_capability);
+    for (other, r) in paper::SEAL_CACHING_OVER {
+        cache.rows.push(Comparison { label: format!("seal / {other}"), paper: Some(r), ours: ratio(c("seal"), c(other)) });
+    }
+    let (sizes, ks, mus) = sweeps(quick);
+    let mut sl = Table { title: "Fig. 15: SEAL's caching capability by SL1 / SL2 size".into(), unit: "apps".into(), rows: vec![] };
+    for (s1, s2) in &sizes {
+        let params = format!("sl1={s1},sl2={s2}");
+        sl.rows.push(Comparison {
+            label: format!("SL1 {s1} MiB, SL2 {s2} MiB"),
+            paper: None,
+            ours: get(&runs, "seal", Some(&params), |m| m.caching_capability),
+        });
+    }
+    let sweep = |title: &str, label: &dyn Fn(usize) -> String, params: &[String], cache_dir: f64, alert_dir: f64| {
+        let mut t = Table { title: title.into(), unit: "apps; frames; trend +1 rises, -1 falls".into(), rows: vec![] };
+        let (mut cs, mut als) = (vec![], vec![]);
+        for (i, p) in params.iter().enumerate() {
+            let cc = get(&runs, "seal", Some(p), |m| m.caching_capability);
+            let al = get(&runs, "seal", Some(p), alerts);
+            t.rows.push(Comparison { label: format!("{} caching", label(i)), paper: None, ours: cc });
+            t.rows.push(Comparison { label: format!("{} alerts", label(i)), paper: None, ours: al });
+            cs.push(cc);
+            als.push(al);
+        }
+        t.rows.push(Comparison { label: "caching trend".into(), paper: Some(cache_dir), ours: trend(&cs) });
+        t.rows.push(Comparison { label: "alerts trend".into(), paper: Some(alert_dir), ours: trend(&als) });
+        t
+    };
+    let kp: Vec<String> = ks.iter().map(|k| format!("k={k}")).collect();
+    let mp: Vec<String> = mus.iter().map(|m| format!("mu={m}")).collect();
+    // Fig. 16: with a larger k fewer apps are cached and there are fewer alerts; Fig. 17:
+    // with a larger mu more apps are cached and there are more alerts.
+    let kt = sweep("Fig. 16: SEAL by k of LLR's k-chances", &|i| format!("k = {}", ks[i]), &kp, -1.0, -1.0);
+    let mt = sweep("Fig. 17: SEAL by HPL's coefficient mu", &|i| format!("mu = {}", mus[i]), &mp, 1.0, 1.0);
+    let notes = vec![
+        format!(
+            "{}; seed 1; HiKey 970, 30 apps, 25 s of Monkey-like input each.",
+            if quick { "--quick: 3 rounds instead of 10 and fewer sweep points" } else { "full run: 10 rounds" }
+        ),
+        "SL1 is sized like zram (uncompressed pages, the device's 1 GiB unless swept) and SL2 is the 2 GiB flash swap; SEAL locks launch-required pages in SL1, so when the 30 apps' launch-required pages outgrow SL1 nothing more can be swapped and the LMK kills, which bounds SEAL's caching below ZSWAP's here (the paper: 'If ... the total amount of launch-required pages of all the victim apps are more than the size of SL1, the app killing mechanism will wake up').".into(),
+        "Known differences: cached apps keep Ice's first-10-s background activity (docs/MODEL-NOTES.md), so AGS's whole-app swap-outs bring background refaults from SL2 that queue ahead of the foreground's reads; the catalog's footprints are later app versions than the paper's.".into(),
+    ];
+    Report { experiment: "seal".into(), runs, tables: vec![warm, alert, cache, sl, kt, mt], notes }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_cover_the_schemes_and_every_sweep_point() {
+        for quick in [true, false] {
+            let s = specs(quick);
+            let (sizes, ks, mus) = sweeps(quick);
+            assert_eq!(s.len(), POLICIES.len() + sizes.len() + ks.len() + mus.len());
+            assert!(s.iter().all(|r| r.device == DEVICE && r.workload == WORKLOAD));
+            assert!(s.iter().all(|r| floe_policies::make_spec(&r.policy).is_ok()), "every spec parses");
+        }
+        assert_eq!(trend(&[1.0, 3.0]), 1.0);
+        assert_eq!(trend(&[3.0, 1.0]), -1.0);
+        assert_eq!(trend(&[2.0, 2.0]), 0.0);
+    }
+}

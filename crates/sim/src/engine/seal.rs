@@ -1,0 +1,315 @@
+//! SEAL's two-level swap in the simulator (SEAL §IV; the rules are in
+//! `floe_policies::seal`): SL1 is the compressed store (`Loc::Zram`), SL2 the flash swap
+//! (`Loc::Flash`). Swapped pages always enter SL1; an unloader moves pages of the
+//! sl2-list (LLR weight 0) to SL2 in the background at low I/O priority; with HPL, a
+//! launch loads the app's SL2 pages back into SL1 while it runs; with AGS, reclaim
+//! swaps whole victim apps and SL2 requests are merged up to 1 MiB.
+
+use super::{AppState, Ev, Evict, Sim};
+use crate::flash::Op;
+use crate::pages::Loc;
+use floe_core::{Nanos, SealSetup};
+use floe_policies::seal::{llr_step, peak_pages, victim, Candidate, AGS_MERGE_BYTES};
+use rand::Rng;
+
+/// Pages per SL2 request: merged under AGS, one page otherwise.
+fn batch_pages(cfg: &SealSetup) -> u32 {
+    if cfg.ags {
+        (AGS_MERGE_BYTES / 4096) as u32
+    } else {
+        1
+    }
+}
+
+/// SEAL's run-time state.
+pub(super) struct SealState {
+    pub cfg: SealSetup,
+    /// Per app: anonymous pages the current launch requested (bit per page).
+    requested: Vec<Vec<u64>>,
+    /// Per app: where the unloader resumes scanning its anonymous pages.
+    cursor: Vec<u32>,
+    /// Per app: launch latencies seen, (sum ms, count) for warm and for cold launches.
+    window: Vec<[(f64, u32); 2]>,
+    /// Per app: SL2 pages HPL has asked the flash for, in request order.
+    loading: Vec<std::collections::VecDeque<u32>>,
+    /// The unload request in flight: app, incarnation, pages.
+    unloading: Option<(u16, u32, Vec<u32>)>,
+    /// An unload attempt is queued.
+    armed: bool,
+    /// Measured SL2 read throughput, bytes per second (TH of equation 1).
+    pub th: f64,
+    /// AGS: the app being swapped out and where in its pages.
+    victim: Option<(u16, u32)>,
+    rng: rand_xoshiro::Xoshiro256PlusPlus,
+}
+
+impl SealState {
+    /// Restart the unloader's scan of `app` (it just went to the background).
+    pub fn rewind(&mut self, app: u16) {
+        self.cursor[app as usize] = 0;
+    }
+
+    pub fn new(cfg: SealSetup, apps: &[u32], read_4k_ns: f64, rng: rand_xoshiro::Xoshiro256PlusPlus) -> SealState {
+        let n = apps.len();
+        SealState {
+            cfg,
+            requested: apps.iter().map(|&anon| vec![0u64; (anon as usize).div_ceil(64)]).collect(),
+            cursor: vec![0; n],
+            window: vec![[(0.0, 0); 2]; n],
+            loading: vec![Default::default(); n],
+            unloading: None,
+            armed: false,
+            // Until a load is measured: one 4 KiB random read at a time.
+            th: 4096.0 / (read_4k_ns / 1e9),
+            victim: None,
+            rng,
+        }
+    }
+}
+
+impl Sim {
+    fn seal_mut(&mut self) -> &mut SealState {
+        self.seal.as_mut().expect("SEAL state")
+    }
+
+    /// A launch touched anonymous page `i` of `app`.
+    pub(super) fn seal_requested(&mut self, app: u16, i: u32) {
+        if let Some(s) = self.seal.as_mut() {
+            s.requested[app as usize][(i / 64) as usize] |= 1 << (i % 64);
+        }
+    }
+
+    /// Algorithm 1 after a launch of `app` finished in `ms`: requested pages get weight
+    /// k, the others lose one. Also records the launch window for HPL.
+    pub(super) fn seal_launch_done(&mut self, app: u16, warm: bool, ms: f64) {
+        let Some(s) = self.seal.as_mut() else { return };
+        let k = s.cfg.k;
+        let w = &mut s.window[app as usize][warm as usize];
+        w.0 += ms;
+        w.1 += 1;
+        let bits = std::mem::take(&mut s.requested[app as usize]);
+        let a = &self.apps[app as usize];
+        let (base, pop) = (a.base, a.populated);
+        for i in 0..pop {
+            let req = bits[(i / 64) as usize] & (1 << (i % 64)) != 0;
+            let p = base + i;
+            let w = llr_step(self.pages.llr_weight(p), req, k);
+            self.pages.set_llr_weight(p, w);
+        }
+        let s = self.seal_mut();
+        let mut bits = bits;
+        bits.iter_mut().for_each(|b| *b = 0);
+        s.requested[app as usize] = bits;
+    }
+
+    /// The launch window T_w of `app`: its mean warm launch latency, else its mean cold
+    /// one, else nothing known yet.
+    fn seal_window(&self, app: u16) -> Nanos {
+        let s = self.seal.as_ref().expect("SEAL state");
+        let [cold, warm] = s.window[app as usize];
+        let (sum, n) = if warm.1 > 0 { warm } else { cold };
+        if n == 0 {
+            Nanos::ZERO
+        } else {
+            Nanos::from_ms_f64(sum / n as f64)
+        }
+    }
+
+    /// How many of `app`'s pages SL2 may hold: PS_i with HPL, unbounded without.
+    fn seal_sl2_cap(&self, app: u16) -> u64 {
+        let s = self.seal.as_ref().expect("SEAL state");
+        match s.cfg.hpl_mu {
+            Some(mu) => peak_pages(mu, self.seal_window(app), s.th),
+            None => u64::MAX,
+        }
+    }
+
+    /// Queues an unload attempt now, unless one is pending.
+    pub(super) fn seal_arm(&mut self) {
+        if let Some(s) = self.seal.as_mut() {
+            if !s.armed && s.unloading.is_none() {
+                s.armed = true;
+                self.push(self.now, Ev::SealUnload);
+            }
+        }
+    }
+
+    /// The unloader (SL1 -> SL2): low priority, so it waits while the flash is busy;
+    /// one request at a time; apps in the foreground are left alone.
+    pub(super) fn seal_unload(&mut self) {
+        self.seal_mut().armed = false;
+        if self.seal_mut().unloading.is_some() || self.flash_used >= self.flash_cap {
+            return;
+        }
+        if self.flash.busy_until() > self.now {
+            let at = self.flash.busy_until();
+            self.seal_mut().armed = true;
+            self.push(at, Ev::SealUnload);
+            return;
+        }
+        // Apps in swap-victim order: least important first (Algorithm 2's order for AGS;
+        // the same oom_adj order page by page without it).
+        let mut order: Vec<(i32, u16)> = (0..self.apps.len() as u16)
+            .filter(|&i| matches!(self.apps[i as usize].state, AppState::Cached | AppState::Frozen))
+            .filter(|&i| self.pages.count(i, Loc::Zram) > 0)
+            .map(|i| (-self.apps[i as usize].oom_adj, i))
+            .collect();
+        order.sort();
+        let batch = batch_pages(&self.seal_mut().cfg);
+        for (_, app) in order {
+            let in_sl2 = self.pages.count(app, Loc::Flash) as u64;
+            let cap = self.seal_sl2_cap(app);
+            let room = cap.saturating_sub(in_sl2).min((self.flash_cap - self.flash_used).max(0) as u64);
+            if room == 0 {
+                continue;
+            }
+            let want = (batch as u64).min(room) as u32;
+            let a = &self.apps[app as usize];
+            let (base, pop) = (a.base, a.populated);
+            let mut c = self.seal_mut().cursor[app as usize];
+            let mut pages = Vec::new();
+            while c < pop && (pages.len() as u32) < want {
+                let p = base + c;
+                if self.pages.loc(p) == Loc::Zram && self.pages.llr_weight(p) == 0 {
+                    pages.push(p);
+                }
+                c += 1;
+            }
+            self.seal_mut().cursor[app as usize] = c;
+            if pages.is_empty() {
+                continue;
+            }
+            let done = self.flash.submit(self.now, Op::Write, pages.len() as u64 * 4096);
+            let life = self.apps[app as usize].life;
+            self.seal_mut().unloading = Some((app, life, pages));
+            self.push(done, Ev::SealUnloadDone);
+            return;
+        }
+    }
+
+    /// An unload request finished: its pages leave SL1, unless the app came to the
+    /// foreground or died meanwhile (the unload is cancelled; the pages stay in SL1).
+    pub(super) fn seal_unload_done(&mut self) {
+        let Some((app, life, pages)) = self.seal_mut().unloading.take() else { return };
+        let a = &self.apps[app as usize];
+        if a.life == life && matches!(a.state, AppState::Cached | AppState::Frozen) {
+            for p in pages {
+                if self.pages.loc(p) == Loc::Zram && self.flash_used < self.flash_cap {
+                    self.pages.move_to(p, Loc::Flash);
+                    self.zram_stored -= 1;
+                    self.flash_used += 1;
+                }
+            }
+        }
+        self.seal_arm();
+    }
+
+    /// HPL: when `app` is launched warm, load its SL2 pages back into SL1 in parallel
+    /// with the launch, at high priority (ahead of any unloading, which only runs on an
+    /// idle queue). Requests are merged up to 1 MiB under AGS (an app's pages went to
+    /// SL2 together), 4 KiB each otherwise.
+    pub(super) fn seal_launch_started(&mut self, app: u16) {
+        let Some(s) = self.seal.as_ref() else { return };
+        if s.cfg.hpl_mu.is_none() {
+            return;
+        }
+        let batch = batch_pages(&s.cfg);
+        let a = &self.apps[app as usize];
+        let (base, pop, life) = (a.base, a.populated, a.life);
+        let room = (self.zram_cap - self.zram_stored).max(0) as usize;
+        let mut list: Vec<u32> = (base..base + pop).filter(|&p| self.pages.loc(p) == Loc::Flash).take(room).collect();
+        if list.is_empty() {
+            return;
+        }
+        let start = self.now;
+        let mut last = start;
+        for chunk in list.chunks(batch as usize) {
+            last = self.flash.submit(self.now, Op::Read, chunk.len() as u64 * 4096);
+            self.push(last, Ev::HplLoaded { app, life, n: chunk.len() as u32 });
+        }
+        let bytes = list.len() as f64 * 4096.0;
+        let secs = (last.0 - start.0) as f64 / 1e9;
+        let s = self.seal_mut();
+        if secs > 0.0 {
+            // TH: the throughput this load achieved, smoothed over loads.
+            s.th = 0.5 * s.th + 0.5 * bytes / secs;
+        }
+        s.loading[app as usize].extend(list.drain(..));
+    }
+
+    /// `n` more of `app`'s SL2 pages arrived in SL1 (still compressed).
+    pub(super) fn seal_hpl_loaded(&mut self, app: u16, life: u32, n: u32) {
+        let mut q = std::mem::take(&mut self.seal_mut().loading[app as usize]);
+        let alive = self.apps[app as usize].life == life;
+        for _ in 0..n {
+            let Some(p) = q.pop_front() else { break };
+            if alive && self.pages.loc(p) == Loc::Flash && self.zram_stored < self.zram_cap {
+                self.pages.move_to(p, Loc::Zram);
+                self.flash_used -= 1;
+                self.zram_stored += 1;
+            }
+        }
+        if alive {
+            self.seal_mut().loading[app as usize] = q;
+        }
+    }
+
+    /// A killed or relaunched app: forget its pending loads and restart its unload scan.
+    pub(super) fn seal_forget(&mut self, app: u16) {
+        if let Some(s) = self.seal.as_mut() {
+            s.loading[app as usize].clear();
+            s.cursor[app as usize] = 0;
+            if s.victim.is_some_and(|(v, _)| v == app) {
+                s.victim = None;
+            }
+        }
+    }
+
+    /// AGS (Algorithm 2): reclaim takes a whole victim app's anonymous pages into SL1,
+    /// continuing with the same app until all are swapped.
+    pub(super) fn seal_ags_shrink(&mut self, nr: u32, acc: &mut Evict) {
+        while acc.got < nr && self.zram_stored < self.zram_cap {
+            let cur = self.seal.as_ref().and_then(|s| s.victim);
+            let (app, mut c) = match cur {
+                Some(v) => v,
+                None => {
+                    let cands: Vec<Candidate<u16>> = (0..self.apps.len() as u16)
+                        .filter(|&i| {
+                            let a = &self.apps[i as usize];
+                            matches!(a.state, AppState::Cached | AppState::Frozen)
+                                && a.swappable
+                                && self.fg != Some(i)
+                                && (self.pages.count(i, Loc::ActiveAnon) + self.pages.count(i, Loc::InactiveAnon)) > 0
+                        })
+                        .map(|i| Candidate { app: i, adj: vec![self.apps[i as usize].oom_adj] })
+                        .collect();
+                    let s = self.seal.as_mut().expect("SEAL state");
+                    let rng = &mut s.rng;
+                    match victim(&cands, |t| rng.gen_range(0..t.len())) {
+                        Some(v) => (v, 0),
+                        None => return,
+                    }
+                }
+            };
+            let a = &self.apps[app as usize];
+            let (base, pop) = (a.base, a.populated);
+            while acc.got < nr && c < pop && self.zram_stored < self.zram_cap {
+                let p = base + c;
+                acc.scanned += 1;
+                if matches!(self.pages.loc(p), Loc::ActiveAnon | Loc::InactiveAnon) {
+                    self.evict_page(p, acc);
+                }
+                c += 1;
+            }
+            let s = self.seal_mut();
+            s.victim = if c < pop { Some((app, c)) } else { None };
+            s.cursor[app as usize] = 0;
+        }
+        self.seal_arm();
+    }
+
+    /// True while AGS is in the middle of an app.
+    pub(super) fn seal_ags_busy(&self) -> bool {
+        self.seal.as_ref().is_some_and(|s| s.cfg.ags && s.victim.is_some())
+    }
+}

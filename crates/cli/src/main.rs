@@ -50,7 +50,8 @@ struct SimArgs {
     /// Workload name or workload file.
     #[arg(long, default_value = "ice-video-call")]
     workload: String,
-    /// Policy name; several separated by commas are run side by side.
+    /// Policy name; several separated by commas are run side by side. The SEAL family
+    /// takes parameters after colons: `seal:k=2:mu=0.5:sl1=256:sl2=512`.
     #[arg(long, default_value = "lru-cfs", value_delimiter = ',')]
     policy: Vec<String>,
     /// Seed of every random choice; the same seed gives the same result.
@@ -121,9 +122,13 @@ fn sim(a: SimArgs) -> Result<()> {
     let wl = Workload::load(&a.workload, &cat)?;
     let dev = Device::load(a.device.as_deref().unwrap_or(&wl.device))?;
     for p in &a.policy {
-        if floe_policies::lookup(p).is_none() {
+        let name = p.split_once(':').map_or(p.as_str(), |x| x.0);
+        if floe_policies::lookup(name).is_none() {
             let known: Vec<_> = floe_policies::REGISTRY.iter().map(|e| e.name).collect();
-            bail!("unknown policy `{p}` (known: {})", known.join(", "));
+            bail!("unknown policy `{name}` (known: {})", known.join(", "));
+        }
+        if let Err(e) = floe_policies::make_spec(p) {
+            bail!("{e}");
         }
     }
     if let Some(b) = a.balloon_mib {
@@ -141,24 +146,30 @@ fn sim(a: SimArgs) -> Result<()> {
         let s = if runs.len() == 1 { serde_json::to_string_pretty(&runs[0])? } else { serde_json::to_string_pretty(&runs)? };
         println!("{s}");
     } else {
-        print_table(&runs);
+        print_table(&runs, &a.policy);
     }
     Ok(())
 }
 
-fn print_table(runs: &[RunRecord]) {
+/// Prints the runs side by side, one column per policy as the user named it.
+fn print_table(runs: &[RunRecord], specs: &[String]) {
     let r0 = &runs[0];
-    let params: Vec<String> = r0.params.iter().map(|(k, v)| format!("{k}={}", serde_json::to_string(v).unwrap_or_default())).collect();
+    let params: Vec<String> = r0
+        .params
+        .iter()
+        .filter(|(k, _)| *k != "policy_params")
+        .map(|(k, v)| format!("{k}={}", serde_json::to_string(v).unwrap_or_default()))
+        .collect();
     println!("device {}  workload {}  seed {}  {}", r0.device, r0.workload, r0.seed, params.join(" "));
     let cols: Vec<serde_json::Value> = runs.iter().map(|r| serde_json::to_value(&r.metrics).expect("metrics serialise")).collect();
     let names: Vec<String> = match &cols[0] {
         serde_json::Value::Object(m) => m.keys().cloned().collect(),
         _ => vec![],
     };
-    let width = runs.iter().map(|r| r.policy.len()).max().unwrap_or(8).max(12);
+    let width = specs.iter().map(|p| p.len()).max().unwrap_or(8).max(12);
     print!("{:<20}", "metric");
-    for r in runs {
-        print!(" {:>width$}", r.policy);
+    for p in specs {
+        print!(" {p:>width$}");
     }
     println!();
     // serde_json keeps struct order only with preserve_order; use the schema's order.
@@ -263,7 +274,7 @@ fn bench(a: BenchArgs) -> Result<()> {
     let cat = catalog(a.apps.as_deref())?;
     let wl = Workload::load(&a.workload, &cat)?;
     let dev = Device::load(&a.device)?;
-    let policy = floe_policies::make(&a.policy).with_context(|| format!("unknown policy `{}`", a.policy))?;
+    let policy = floe_policies::make_spec(&a.policy).map_err(anyhow::Error::msg)?;
     let opts = RunOptions { seed: a.seed, ..Default::default() };
     let t0 = Instant::now();
     let mut sim = Sim::new(&dev, &wl, &cat, policy, &opts);

@@ -107,3 +107,28 @@ fn experiment_ice_quick_json_has_the_contract_shape() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown experiment"));
 }
+
+#[test]
+fn experiment_seal_quick_json_has_the_contract_shape() {
+    let out = floe(&["experiment", "seal", "--quick", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["experiment"], "seal");
+    let runs = v["runs"].as_array().unwrap();
+    for p in ["android-lmk", "zswap", "llr", "llr-hpl", "seal"] {
+        assert!(runs.iter().any(|r| r["policy"] == p && r["device"] == "hikey970" && r["params"].get("policy_params").is_none()), "{p}");
+    }
+    // The sweeps are SEAL runs that carry their parameters.
+    assert!(runs.iter().any(|r| r["policy"] == "seal" && r["params"]["policy_params"] == "k=1"));
+    assert!(runs.iter().all(|r| r["metrics"]["caching_capability"].is_number() && r["metrics"]["interaction_alerts"].is_number()));
+}
+
+#[test]
+fn policy_parameters_are_checked() {
+    let out = floe(&["sim", "--workload", "seal-30apps", "--policy", "seal:k=9"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`k` must be 1..=7"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = floe(&["sim", "--policy", "ice:k=2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("takes no parameters"));
+}

@@ -51,7 +51,7 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
     let rounds = quick.then_some(3);
     let (sizes, ks, mus) = sweeps(quick);
     let mut v: Vec<RunSpec> = POLICIES.iter().map(|p| spec(p.to_string(), rounds)).collect();
-    v.extend(sizes.iter().map(|(a, b)| spec(format!("seal:sl1={a},sl2={b}"), rounds)));
+    v.extend(sizes.iter().map(|(a, b)| spec(format!("seal:sl1={a}:sl2={b}"), rounds)));
     v.extend(ks.iter().map(|k| spec(format!("seal:k={k}"), rounds)));
     v.extend(mus.iter().map(|m| spec(format!("seal:mu={m}"), rounds)));
     v
@@ -131,7 +131,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     let (sizes, ks, mus) = sweeps(quick);
     let mut sl = Table { title: "Fig. 15: SEAL's caching capability by SL1 / SL2 size".into(), unit: "apps".into(), rows: vec![] };
     for (s1, s2) in &sizes {
-        let params = format!("sl1={s1},sl2={s2}");
+        let params = format!("sl1={s1}:sl2={s2}");
         sl.rows.push(Comparison {
             label: format!("SL1 {s1} MiB, SL2 {s2} MiB"),
             paper: None,

@@ -130,8 +130,8 @@ pub fn make(name: &str) -> Option<Box<dyn Policy>> {
     lookup(name).map(|e| (e.make)())
 }
 
-/// Builds a policy from `NAME` or `NAME:key=value,...` (parameters for the SEAL family:
-/// `k`, `mu`, `sl1`, `sl2`). The error says what is wrong.
+/// Builds a policy from `NAME` or `NAME:key=value[:key=value...]` (parameters for the
+/// SEAL family: `k`, `mu`, `sl1`, `sl2`). The error says what is wrong.
 pub fn make_spec(spec: &str) -> Result<Box<dyn Policy>, String> {
     let (name, params) = spec.split_once(':').unwrap_or((spec, ""));
     let seal = match name {
@@ -154,7 +154,7 @@ mod tests {
 
     #[test]
     fn specs_with_parameters() {
-        assert_eq!(make_spec("seal:k=2,mu=0.5").unwrap().setup().seal.unwrap().k, 2);
+        assert_eq!(make_spec("seal:k=2:mu=0.5").unwrap().setup().seal.unwrap().k, 2);
         assert_eq!(make_spec("llr").unwrap().name(), "llr");
         let err = |s: &str| make_spec(s).err().expect("an error");
         assert!(err("ice:k=2").contains("takes no parameters"));

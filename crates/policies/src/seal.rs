@@ -114,10 +114,11 @@ impl Seal {
         self.setup
     }
 
-    /// Applies `key=value` overrides separated by commas: `k` (1..=7), `mu` (0..=1; only
-    /// where HPL is on), `sl1` and `sl2` (MiB, positive).
+    /// Applies `key=value` overrides separated by colons (commas separate policies on
+    /// the command line): `k` (1..=7), `mu` (0..=1; only where HPL is on), `sl1` and
+    /// `sl2` (MiB, positive).
     pub fn with_params(mut self, spec: &str) -> Result<Seal, String> {
-        for kv in spec.split(',').filter(|s| !s.is_empty()) {
+        for kv in spec.split(':').filter(|s| !s.is_empty()) {
             let (k, v) = kv.split_once('=').ok_or_else(|| format!("`{kv}`: expected key=value"))?;
             let num = |v: &str| v.parse::<f64>().map_err(|_| format!("`{k}`: `{v}` is not a number"));
             match k {
@@ -232,7 +233,7 @@ mod tests {
         assert!(!Seal::llr().params().ags);
         assert_eq!(Seal::llr_hpl().params().hpl_mu, Some(0.8));
         assert!(Seal::full().params().ags && Seal::full().params().k == 3);
-        let s = Seal::full().with_params("k=5,mu=0.5,sl1=256,sl2=512").unwrap();
+        let s = Seal::full().with_params("k=5:mu=0.5:sl1=256:sl2=512").unwrap();
         assert_eq!((s.params().k, s.params().hpl_mu, s.params().sl1_mib, s.params().sl2_mib), (5, Some(0.5), Some(256.0), Some(512.0)));
         assert_eq!(s.name(), "seal");
         assert!(Seal::llr().with_params("mu=0.5").unwrap_err().contains("needs HPL"));

@@ -566,6 +566,12 @@ impl Sim {
         if self.zram_stored > self.zram_cap || self.flash_used > self.flash_cap {
             return Err("swap over capacity".into());
         }
+        if self.seal.is_some() {
+            // LLR: only least-launch-required pages (weight 0) ever go to SL2.
+            if let Some(p) = (0..self.pages.len() as u32).find(|&p| self.pages.loc(p) == Loc::Flash && self.pages.llr_weight(p) != 0) {
+                return Err(format!("SEAL: page {p} is in SL2 with LLR weight {}", self.pages.llr_weight(p)));
+            }
+        }
         for (i, a) in self.apps.iter().enumerate() {
             let i = i as u16;
             let anon_in_use: u32 = [Loc::InactiveAnon, Loc::ActiveAnon, Loc::Zram, Loc::Flash, Loc::Unevictable]

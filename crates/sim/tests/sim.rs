@@ -64,14 +64,14 @@ proptest! {
     /// Every page is in exactly one place, lists are well formed and swap accounting
     /// matches, at many points of random runs.
     #[test]
-    fn page_conservation_in_random_runs(seed in any::<u64>(), policy in 0usize..4, mem in 350.0f64..900.0, bg in 0usize..4) {
+    fn page_conservation_in_random_runs(seed in any::<u64>(), policy in 0usize..7, mem in 350.0f64..900.0, bg in 0usize..4) {
         let (mut dev, mut wl, cat) = tiny();
         dev.memory.app_mem_mib = mem;
         wl.rounds = 2;
         wl.use_s = 1.5;
-        let name = ["android-lmk", "lru-cfs", "swap-all", "zswap"][policy];
+        let name = ["android-lmk", "lru-cfs", "swap-all", "zswap", "llr", "llr-hpl", "seal:sl1=64:sl2=128"][policy];
         let opts = RunOptions { seed, bg_apps: Some(bg), ..Default::default() };
-        let mut sim = Sim::new(&dev, &wl, &cat, floe_policies::make(name).unwrap(), &opts);
+        let mut sim = Sim::new(&dev, &wl, &cat, floe_policies::make_spec(name).unwrap(), &opts);
         let mut t = Nanos::ZERO;
         loop {
             t += Nanos::from_ms(250);
@@ -361,4 +361,34 @@ fn selective_kill_first_beats_swap_all_in_scenario_b() {
     let kill = embedded_run("nexus5", "selective-b1", "selective-kill-first", None);
     assert!(kill.launch_ms_mean < swap.launch_ms_mean, "mean {} vs {}", kill.launch_ms_mean, swap.launch_ms_mean);
     assert!(kill.launch_ms_stddev < swap.launch_ms_stddev, "stddev {} vs {}", kill.launch_ms_stddev, swap.launch_ms_stddev);
+}
+
+/// SEAL §VI on a shortened seal-30apps (3 rounds): SEAL caches more apps than No-SWAP,
+/// has far fewer interaction alerts than ZSWAP, and its warm launches are much closer
+/// to No-SWAP's than ZSWAP's are (Figs. 10, 11, 13); a larger k caches fewer apps with
+/// fewer alerts (Fig. 16), a larger mu more apps with more alerts (Fig. 17).
+#[test]
+fn seal_trades_caching_against_alerts_as_the_paper_shows() {
+    let run = |policy: &str| {
+        let cat = Catalog::embedded().unwrap();
+        let mut wl = Workload::load("seal-30apps", &cat).unwrap();
+        wl.rounds = 3;
+        let dev = Device::load("hikey970").unwrap();
+        floe_sim::run(&dev, &wl, &cat, policy, &RunOptions { seed: 1, ..Default::default() }).unwrap().metrics
+    };
+    let (lmk, zswap, seal) = (run("android-lmk"), run("zswap"), run("seal"));
+    assert!(seal.caching_capability > 2.0 * lmk.caching_capability, "caching {} vs {}", seal.caching_capability, lmk.caching_capability);
+    assert!(seal.interaction_alerts * 2 < zswap.interaction_alerts, "alerts {} vs {}", seal.interaction_alerts, zswap.interaction_alerts);
+    assert!(
+        (seal.switch_ms_mean - lmk.switch_ms_mean) * 2.0 < zswap.switch_ms_mean - seal.switch_ms_mean,
+        "warm launch: no-swap {} seal {} zswap {}",
+        lmk.switch_ms_mean,
+        seal.switch_ms_mean,
+        zswap.switch_ms_mean
+    );
+    let (k1, k3) = (run("seal:k=1"), &seal);
+    assert!(k1.caching_capability > k3.caching_capability && k1.interaction_alerts > k3.interaction_alerts, "k=1 {k1:?}");
+    let (lo, hi) = (run("seal:mu=0.2"), run("seal:mu=1"));
+    assert!(hi.caching_capability > lo.caching_capability, "caching mu=1 {} vs mu=0.2 {}", hi.caching_capability, lo.caching_capability);
+    assert!(hi.interaction_alerts > lo.interaction_alerts, "alerts mu=1 {} vs mu=0.2 {}", hi.interaction_alerts, lo.interaction_alerts);
 }

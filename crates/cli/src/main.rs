@@ -27,7 +27,7 @@ enum Cmd {
     },
     /// Re-run a seed paper's evaluation and print its tables, the paper's figure beside ours.
     ///
-    /// NAME is one of: ice, seal, smartlmk, selective (asap is still to come).
+    /// NAME is one of: ice, seal, smartlmk, selective, asap.
     Experiment {
         /// Which paper's evaluation.
         name: String,

@@ -132,3 +132,22 @@ fn policy_parameters_are_checked() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("takes no parameters"));
 }
+
+#[test]
+fn experiment_asap_quick_json_reports_precision_and_recall() {
+    let out = floe(&["experiment", "asap", "--quick", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["experiment"], "asap");
+    let runs = v["runs"].as_array().unwrap();
+    for dev in ["pixel4", "pixel3a"] {
+        for p in ["demand-paging", "asap-anon", "asap-file", "asap"] {
+            assert_eq!(runs.iter().filter(|r| r["policy"] == p && r["device"] == dev).count(), 3, "{p} on {dev}: three sequences");
+        }
+    }
+    for r in runs {
+        let prepages = r["policy"] != "demand-paging";
+        assert_eq!(r["metrics"]["prepage_precision"].is_number(), prepages, "{}", r["policy"]);
+        assert_eq!(r["metrics"]["prepage_recall"].is_number(), prepages, "{}", r["policy"]);
+    }
+}

@@ -12,6 +12,7 @@ pub mod units;
 pub use event::{Action, CpuClass, Event, LaunchKind, PageKind, SwapTier};
 pub use metrics::{ExperimentRecord, LaunchLog, Metrics, Param, RunRecord};
 pub use policy::{
-    AppInfo, AppState, CpuMode, EventMask, LmkMode, MemInfo, Policy, PriorityClass, ReclaimOrder, SealSetup, Setup, SwapSetup, SystemView,
+    AppInfo, AppState, CpuMode, EventMask, LmkMode, MemInfo, Policy, PrepageSetup, PriorityClass, ReclaimOrder, SealSetup, Setup,
+    SwapSetup, SystemView,
 };
 pub use units::{AppId, Nanos, Pages, PAGE_SIZE};

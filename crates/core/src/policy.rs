@@ -22,6 +22,15 @@ pub enum SwapSetup {
     TwoLevel,
 }
 
+/// ASAP's prepaging at app switches (ASAP §4-5): which switch-footprint estimators run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrepageSetup {
+    /// Anonymous pages: online candidate and target tables, SCHED_IDLE threads.
+    pub anon: bool,
+    /// File-backed pages: offline candidates, extent target table, readahead threads.
+    pub file: bool,
+}
+
 /// SEAL's schemes over [`SwapSetup::TwoLevel`] (SEAL §IV).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SealSetup {
@@ -107,6 +116,8 @@ pub struct Setup {
     pub events: EventMask,
     /// SEAL's page placement between SL1 and SL2 (only with [`SwapSetup::TwoLevel`]).
     pub seal: Option<SealSetup>,
+    /// ASAP's prepaging at app switches.
+    pub prepage: Option<PrepageSetup>,
 }
 
 impl Setup {
@@ -122,6 +133,7 @@ impl Setup {
             tick: None,
             events: EventMask::NONE,
             seal: None,
+            prepage: None,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! floe-lab: experiment specifications, the runner and reports — each seed paper's own
 //! evaluation re-run in the simulator, with the paper's published figure beside ours.
 
+pub mod asap;
 pub mod ice;
 pub mod report;
 pub mod seal;
@@ -79,6 +80,7 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("seal", "SEAL §VI: warm launch, interaction alerts, caching over 10 rounds of 30 apps; SL size, k and mu sweeps"),
     ("smartlmk", "SmartLMK §6.3: 256-launch benchmark over balloons 0-128 MB; total launch time, resumes, kills, per-app resumes"),
     ("selective", "Selective swap/kill §V: scenarios A1-C on the Nexus 5; mean and stddev of launch time"),
+    ("asap", "ASAP §6: switch time per app over three sequences on the Pixel 4 and 3a; anon-only, file-only, both; precision and recall"),
 ];
 
 /// Errors of an experiment.
@@ -94,7 +96,7 @@ impl std::fmt::Display for LabError {
             LabError::Sim(e) => write!(f, "{e}"),
             LabError::Unknown(n) => {
                 let known: Vec<&str> = EXPERIMENTS.iter().map(|e| e.0).collect();
-                write!(f, "unknown experiment `{n}` (known: {}; the others are still to be built)", known.join(", "))
+                write!(f, "unknown experiment `{n}` (known: {})", known.join(", "))
             }
         }
     }
@@ -115,6 +117,7 @@ pub fn run_experiment(name: &str, quick: bool) -> Result<Report, LabError> {
         "smartlmk" => Ok(smartlmk::run(quick)?),
         "selective" => Ok(selective::run(quick)?),
         "seal" => Ok(seal::run(quick)?),
+        "asap" => Ok(asap::run(quick)?),
         other => Err(LabError::Unknown(other.to_string())),
     }
 }

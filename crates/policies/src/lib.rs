@@ -5,6 +5,7 @@
 use floe_core::Policy;
 
 pub mod acclaim;
+pub mod asap;
 pub mod baselines;
 pub mod ice;
 pub mod ice_plus;
@@ -117,6 +118,30 @@ pub static REGISTRY: &[Entry] = &[
         about: "SEAL: LLR + HPL + app-granularity swapping (victim app by priority, 1 MiB merged SL2 I/O)",
         source: "SEAL §IV (Algorithms 1, 2; equation 1)",
         make: || Box::new(seal::Seal::full()),
+    },
+    Entry {
+        name: "demand-paging",
+        about: "zram swap with lmkd off: switched-to apps fault their pages back on demand",
+        source: "ASAP §6.1 baseline",
+        make: || Box::new(asap::Asap::demand_paging()),
+    },
+    Entry {
+        name: "asap-anon",
+        about: "ASAP with only the anonymous-page estimator and SCHED_IDLE decompression threads",
+        source: "ASAP §4.3, §5.1 ('Anon-only', §6.2)",
+        make: || Box::new(asap::Asap::anon_only()),
+    },
+    Entry {
+        name: "asap-file",
+        about: "ASAP with only the file-backed estimator and extent readahead",
+        source: "ASAP §4.2, §5.2 ('File-only', §6.2)",
+        make: || Box::new(asap::Asap::file_only()),
+    },
+    Entry {
+        name: "asap",
+        about: "ASAP: switch-footprint estimators for anonymous and file pages, prepaging with spare CPU and disk",
+        source: "ASAP §4-5",
+        make: || Box::new(asap::Asap::both()),
     },
 ];
 

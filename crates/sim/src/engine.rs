@@ -6,6 +6,7 @@
 //! seeded stream owned by one component, so a run is a pure function of its inputs.
 
 use crate::config::{AppSpec, Catalog, Device, Workload};
+mod asap;
 mod seal;
 
 use crate::cpu::{self, BgGroup, Cpu};
@@ -97,10 +98,28 @@ enum Step {
 
 #[derive(Clone, Debug)]
 enum Cont {
-    Frame { app: u16, life: u32, start: Nanos, render: bool },
-    LaunchSeg { app: u16, life: u32 },
-    Bg { app: u16, life: u32, gen: u32 },
+    Frame {
+        app: u16,
+        life: u32,
+        start: Nanos,
+        render: bool,
+    },
+    LaunchSeg {
+        app: u16,
+        life: u32,
+    },
+    Bg {
+        app: u16,
+        life: u32,
+        gen: u32,
+    },
     Kswapd,
+    /// ASAP: a prepaging thread decompressed a batch of the app's pages.
+    Prepage {
+        app: u16,
+        life: u32,
+        batch: Vec<u32>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -134,6 +153,15 @@ enum Ev {
         life: u32,
         n: u32,
     },
+    /// ASAP: read-ahead of file pages `[start, start + len)` of the app completed.
+    AsapFileRead {
+        app: u16,
+        life: u32,
+        start: u32,
+        len: u32,
+    },
+    /// ASAP: issue the next read-ahead request if the flash is idle.
+    AsapDispatch,
 }
 
 struct Queued {
@@ -278,6 +306,8 @@ pub struct Sim {
     ended: bool,
     /// SEAL's two-level swap, when the policy asks for it.
     seal: Option<seal::SealState>,
+    /// ASAP's prepaging, when the policy asks for it.
+    asap: Option<asap::AsapState>,
 }
 
 /// The seeded random stream of one component (xoshiro256++: fast, portable, and
@@ -406,6 +436,10 @@ impl Sim {
             let anon: Vec<u32> = apps.iter().map(|a| a.anon).collect();
             seal::SealState::new(c, &anon, device.flash.read_4k_us * 1e3, stream(opts.seed, 3))
         });
+        let asap = setup.prepage.map(|c| {
+            let sizes: Vec<(u32, u32, u32)> = apps.iter().map(|a| (a.anon, a.file, a.launch_file)).collect();
+            asap::AsapState::new(c, &sizes)
+        });
         // Script: background apps are launched and used, then the measured sequence.
         let mut script = Vec::new();
         if let Some(bg) = &workload.background {
@@ -482,6 +516,7 @@ impl Sim {
             util: 0.0,
             ended: false,
             seal,
+            asap,
         };
         if let Some(t) = sim.setup.swap_threshold {
             let low = t.0 as i64;
@@ -645,6 +680,8 @@ impl Sim {
             Ev::SealUnload => self.seal_unload(),
             Ev::SealUnloadDone => self.seal_unload_done(),
             Ev::HplLoaded { app, life, n } => self.seal_hpl_loaded(app, life, n),
+            Ev::AsapFileRead { app, life, start, len } => self.asap_file_read(app, life, start, len),
+            Ev::AsapDispatch => self.asap_dispatch(),
         }
     }
 
@@ -673,6 +710,7 @@ impl Sim {
                     }
                 }
                 Cont::Kswapd => self.kswapd_batch(),
+                Cont::Prepage { app, life, batch } => self.asap_batch_done(app, life, batch),
             }
         }
         self.done = done;
@@ -718,6 +756,7 @@ impl Sim {
                 let life_ok = match &cont {
                     Cont::Frame { life, .. } | Cont::LaunchSeg { life, .. } | Cont::Bg { life, .. } => *life == self.apps[a as usize].life,
                     Cont::Kswapd => true,
+                    Cont::Prepage { life, .. } => *life == self.apps[a as usize].life,
                 };
                 if !life_ok {
                     return;
@@ -855,6 +894,7 @@ impl Sim {
         self.recompute_adj();
         if kind == LaunchKind::Warm {
             self.seal_launch_started(app);
+            self.asap_switch_start(app);
         }
         self.launch_seg(app);
     }
@@ -869,16 +909,22 @@ impl Sim {
         let a1 = l.anon_from + a.launch_anon * (s + 1) / n;
         let life = a.life;
         let mut ctx = Ctx { t: self.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
+        let base = a.base;
         for i in f0..f1 {
-            self.touch(app, self.apps[app as usize].anon + i, &mut ctx);
+            let f = self.apps[app as usize].anon + i;
+            let resident = self.pages.loc(base + f).resident();
+            self.touch(app, f, &mut ctx);
+            self.asap_touch(app, f, resident);
         }
         for i in a0..a1 {
             let a = &mut self.apps[app as usize];
             if i >= a.populated {
                 a.populated = i + 1;
             }
+            let resident = self.pages.loc(base + i).resident();
             self.touch(app, i, &mut ctx);
             self.seal_requested(app, i);
+            self.asap_touch(app, i, resident);
         }
         if self.apps[app as usize].life == life {
             self.start_job(ctx, l.cpu_per_seg, Some(app), Cont::LaunchSeg { app, life });
@@ -903,6 +949,7 @@ impl Sim {
             self.launches.push((l.kind, latency, l.round, app));
         }
         self.seal_launch_done(app, l.kind == LaunchKind::Warm, latency.as_ms_f64());
+        self.asap_switch_end(app);
         let a = &mut self.apps[app as usize];
         a.state = AppState::Foreground;
         a.gen += 1;
@@ -1055,6 +1102,12 @@ impl Sim {
         let refault = self.pages.has(p, F_SHADOW);
         match loc {
             Loc::Absent if anon => {}
+            Loc::Absent if self.asap_inflight(p).is_some() => {
+                // Being read ahead by ASAP: wait for that read.
+                let done = self.asap_inflight(p).expect("checked");
+                ctx.t = ctx.t.max(done);
+                self.asap_claimed(app, p);
+            }
             Loc::Absent => {
                 // A file page not in the page cache: read its aligned cluster.
                 let a = &self.apps[app as usize];
@@ -1405,6 +1458,7 @@ impl Sim {
         }
         self.cpu.drop_app(self.now, app);
         self.seal_forget(app);
+        self.asap_forget(app);
         let a = &mut self.apps[app as usize];
         a.state = AppState::Dead;
         a.life += 1;
@@ -1668,8 +1722,8 @@ impl Sim {
             cpu_ms_kswapd: d(c.cpu_kswapd_ns, b.cpu_kswapd_ns) as f64 / 1e6,
             cpu_ms_compress: d(c.cpu_compress_ns, b.cpu_compress_ns) as f64 / 1e6,
             cpu_ms_prepage: d(c.cpu_prepage_ns, b.cpu_prepage_ns) as f64 / 1e6,
-            prepage_precision: None,
-            prepage_recall: None,
+            prepage_precision: self.asap.as_ref().and_then(|s| s.precision()),
+            prepage_recall: self.asap.as_ref().and_then(|s| s.recall()),
         };
         RunRecord {
             policy: self.policy.as_ref().map_or("?", |p| p.name()).to_string(),

@@ -163,7 +163,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
             pressure_balloon_mib("pixel4").unwrap_or(f64::NAN),
             pressure_balloon_mib("pixel3a").unwrap_or(f64::NAN)
         ),
-        "Known differences: floe's switch is mostly fixed CPU work (each app's warm_launch_ms), so memory pressure stretches it far less than ASAP's 4x; and with zram at swappiness 100 reclaim takes anonymous pages before the launch's file pages, which are touched at every switch and stay resident, so the file-backed estimator finds little to fetch. Precision and recall count pages touched during the switch (ASAP §6.3's definition, with the baseline's faults approximated by the pages not resident when the switch began).".into(),
+        "Known differences: floe's switch is mostly fixed CPU work (each app's warm_launch_ms), so memory pressure stretches it less than ASAP's 4x and prepaging can save less of it; a warm launch touches a randomly placed window of the app's heap, so the anonymous estimator's tables (a page must fault, then be touched again within 5 switches) cover less than ASAP's, while the file-backed footprint is the same every switch (precision 100 %). Read-ahead is asynchronous I/O served only when the flash has nothing else queued (CFQ-like); with a plain FIFO queue it delayed the switch's own first reads and file-only prepaging slowed switches. Precision and recall follow §6.3, counted per estimator, the baseline's faults taken as the pages not resident when the switch began.".into(),
     ];
     Report { experiment: "asap".into(), runs, tables, notes }
 }

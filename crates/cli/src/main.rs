@@ -40,6 +40,18 @@ enum Cmd {
     },
     /// Measure simulator speed: a simulated device-day on a 4 GiB phone.
     Bench(BenchArgs),
+    /// The real-kernel backend. So far: `--check`, which tries every mechanism the
+    /// policies use (cgroups, freezer, kill, pidfds, process_madvise, PSI triggers,
+    /// refault counters, swappiness, zram) on this machine, one verdict per line. Needs
+    /// root; creates and removes its own scratch cgroups and processes.
+    Daemon {
+        /// Check the mechanisms and exit: 0 when every one the policy needs works.
+        #[arg(long)]
+        check: bool,
+        /// The policy whose needs decide which mechanisms are required.
+        #[arg(long, default_value = "ice")]
+        policy: String,
+    },
 }
 
 #[derive(clap::Args)]
@@ -103,11 +115,40 @@ fn main() {
         Cmd::List { what } => list(what),
         Cmd::Bench(a) => bench(a),
         Cmd::Experiment { name, quick, json } => experiment(&name, quick, json),
+        Cmd::Daemon { check, policy } => daemon(check, &policy),
     };
     if let Err(e) = r {
         eprintln!("floe: error: {e:#}");
         std::process::exit(2);
     }
+}
+
+fn daemon(check: bool, policy: &str) -> Result<()> {
+    if floe_policies::lookup(policy).is_none() {
+        bail!("unknown policy `{policy}` (see `floe list policies`)");
+    }
+    if !check {
+        bail!("only `floe daemon --check` exists so far: the daemon loop is not built yet");
+    }
+    let need = floe_linux::check::required(policy);
+    let verdicts = floe_linux::check::run();
+    let mut missing = Vec::new();
+    for v in &verdicts {
+        let req = need.contains(&v.mechanism);
+        let tag = match (v.ok, req) {
+            (true, _) => "ok",
+            (false, true) => "MISSING",
+            (false, false) => "unavailable",
+        };
+        println!("{tag:<12} {:<20} {}{}", v.mechanism, v.detail, if req { "" } else { "  (optional for this policy)" });
+        if !v.ok && req {
+            missing.push(v.mechanism);
+        }
+    }
+    if !missing.is_empty() {
+        bail!("policy `{policy}` needs what this kernel does not offer: {}", missing.join(", "));
+    }
+    Ok(())
 }
 
 fn catalog(path: Option<&str>) -> Result<Catalog> {

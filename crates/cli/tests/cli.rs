@@ -151,3 +151,18 @@ fn experiment_asap_quick_json_reports_precision_and_recall() {
         assert_eq!(r["metrics"]["prepage_recall"].is_number(), prepages, "{}", r["policy"]);
     }
 }
+
+#[test]
+fn daemon_check_passes_on_this_machine_and_the_loop_is_not_claimed() {
+    let out = floe(&["daemon", "--check"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    for m in ["freezer", "pidfd kill", "psi trigger", "refault counters"] {
+        assert!(text.lines().any(|l| l.starts_with("ok") && l.contains(m)), "{m} not ok:\n{text}");
+    }
+    let out = floe(&["daemon"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("only `floe daemon --check` exists so far"));
+    let out = floe(&["daemon", "--check", "--policy", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+}

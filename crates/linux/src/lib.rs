@@ -1,4 +1,40 @@
-//! floe-linux: the real-kernel backend (cgroups, PSI, freezer, pidfds, process_madvise)
-//! and the daemon loop. It implements `floe_core::SystemView` over /proc and cgroupfs
-//! and applies `floe_core::Action`s through the kernel; see DESIGN.md "Real kernel
-//! mapping". Not built yet: the simulator comes first (issue "floe daemon").
+//! floe-linux: the real-kernel backend. This first layer is the mechanisms DESIGN.md
+//! "Real kernel mapping" names, each usable on its own and each verified on the running
+//! kernel by [`check`]: cgroup hierarchies (cgroup v2 for freeze, kill and per-cgroup
+//! PSI; v1 memory and freezer where that is what the machine has), app cgroups, PSI
+//! triggers, pidfds, `process_madvise`, and the /proc and cgroup files a policy observes.
+//! The daemon loop that drives the policies over them is still to come (issue "floe
+//! daemon").
+
+pub mod cgroup;
+pub mod check;
+pub mod procfs;
+pub mod sys;
+
+/// Errors of the real-kernel backend: what failed and on which path.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("{what}: timed out after {ms} ms")]
+    Timeout { what: String, ms: u64 },
+    #[error("{path}: cannot parse: {detail}")]
+    Parse { path: String, detail: String },
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+pub(crate) fn io_err(path: impl AsRef<std::path::Path>) -> impl FnOnce(std::io::Error) -> Error {
+    let path = path.as_ref().display().to_string();
+    move |source| Error::Io { path, source }
+}
+
+pub(crate) fn read(path: impl AsRef<std::path::Path>) -> Result<String> {
+    std::fs::read_to_string(path.as_ref()).map_err(io_err(path))
+}
+
+pub(crate) fn write(path: impl AsRef<std::path::Path>, s: &str) -> Result<()> {
+    std::fs::write(path.as_ref(), s).map_err(io_err(path))
+}

@@ -1,0 +1,251 @@
+//! Cgroup hierarchies and app cgroups. floe works on hybrid machines: cgroup v2 (where
+//! mounted) gives freeze, kill and per-cgroup PSI; the v1 memory controller gives
+//! per-app refault counters and swappiness; the v1 freezer stands in when there is no
+//! v2. Detected from /proc/self/mountinfo, never assumed.
+
+use crate::procfs::{parse_flat, refaults};
+use crate::{io_err, read, write, Error, Result};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Where each hierarchy floe can use is mounted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Hierarchies {
+    pub v2: Option<PathBuf>,
+    pub memory_v1: Option<PathBuf>,
+    pub freezer_v1: Option<PathBuf>,
+}
+
+impl Hierarchies {
+    pub fn detect() -> Result<Hierarchies> {
+        Ok(Hierarchies::parse(&read("/proc/self/mountinfo")?))
+    }
+
+    /// Parses mountinfo: field 5 is the mount point; after " - " come the filesystem
+    /// type and the super options (the v1 controllers).
+    pub fn parse(mountinfo: &str) -> Hierarchies {
+        let mut h = Hierarchies::default();
+        for line in mountinfo.lines() {
+            let Some((pre, post)) = line.split_once(" - ") else { continue };
+            let Some(mnt) = pre.split_whitespace().nth(4) else { continue };
+            let mut post = post.split_whitespace();
+            let (fstype, opts) = (post.next().unwrap_or(""), post.nth(1).unwrap_or(""));
+            match fstype {
+                "cgroup2" if h.v2.is_none() => h.v2 = Some(mnt.into()),
+                "cgroup" => {
+                    let has = |c: &str| opts.split(',').any(|o| o == c);
+                    if has("memory") && h.memory_v1.is_none() {
+                        h.memory_v1 = Some(mnt.into());
+                    }
+                    if has("freezer") && h.freezer_v1.is_none() {
+                        h.freezer_v1 = Some(mnt.into());
+                    }
+                }
+                _ => {}
+            }
+        }
+        h
+    }
+}
+
+/// One app's cgroups: the same relative path in each hierarchy floe uses.
+#[derive(Debug)]
+pub struct AppGroup {
+    pub name: String,
+    pub v2: Option<PathBuf>,
+    pub memory: Option<PathBuf>,
+    pub freezer: Option<PathBuf>,
+}
+
+fn mkdir(p: &Path) -> Result<()> {
+    match std::fs::create_dir(p) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(io_err(p)(e)),
+    }
+}
+
+impl AppGroup {
+    /// Creates (or adopts) `rel` (e.g. "floe/com.example") in every hierarchy present;
+    /// the freezer v1 group only when there is no v2 to freeze with.
+    pub fn create(h: &Hierarchies, rel: &str) -> Result<AppGroup> {
+        let make = |root: &Option<PathBuf>| -> Result<Option<PathBuf>> {
+            let Some(root) = root else { return Ok(None) };
+            let mut p = root.clone();
+            for part in rel.split('/').filter(|s| !s.is_empty()) {
+                p.push(part);
+                mkdir(&p)?;
+            }
+            Ok(Some(p))
+        };
+        let v2 = make(&h.v2)?;
+        let memory = make(&h.memory_v1)?;
+        let freezer = if v2.is_none() { make(&h.freezer_v1)? } else { None };
+        if v2.is_none() && freezer.is_none() {
+            return Err(Error::Unsupported("no cgroup v2 and no v1 freezer: cannot freeze or kill apps by group".into()));
+        }
+        Ok(AppGroup { name: rel.to_string(), v2, memory, freezer })
+    }
+
+    fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
+        self.v2.iter().chain(&self.memory).chain(&self.freezer)
+    }
+
+    /// Moves a process (all its threads) into the app's groups.
+    pub fn add(&self, pid: i32) -> Result<()> {
+        for d in self.dirs() {
+            write(d.join("cgroup.procs"), &pid.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// The processes in the app (from the group used for freezing).
+    pub fn pids(&self) -> Result<Vec<i32>> {
+        let d = self.v2.as_ref().or(self.freezer.as_ref()).expect("created with one");
+        Ok(read(d.join("cgroup.procs"))?.lines().filter_map(|l| l.trim().parse().ok()).collect())
+    }
+
+    /// Freezes every process of the app and waits until the kernel reports it frozen.
+    pub fn freeze(&self, timeout: Duration) -> Result<()> {
+        self.set_frozen(true, timeout)
+    }
+
+    pub fn thaw(&self, timeout: Duration) -> Result<()> {
+        self.set_frozen(false, timeout)
+    }
+
+    fn set_frozen(&self, on: bool, timeout: Duration) -> Result<()> {
+        if let Some(d) = &self.v2 {
+            write(d.join("cgroup.freeze"), if on { "1" } else { "0" })?;
+        } else if let Some(d) = &self.freezer {
+            write(d.join("freezer.state"), if on { "FROZEN" } else { "THAWED" })?;
+        }
+        let start = Instant::now();
+        while self.is_frozen()? != on {
+            if start.elapsed() > timeout {
+                return Err(Error::Timeout {
+                    what: format!("{} {}", if on { "freezing" } else { "thawing" }, self.name),
+                    ms: timeout.as_millis() as u64,
+                });
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(())
+    }
+
+    /// What the kernel reports: v2 `cgroup.events` "frozen 1", v1 `freezer.state`
+    /// FROZEN.
+    pub fn is_frozen(&self) -> Result<bool> {
+        if let Some(d) = &self.v2 {
+            let ev = parse_flat(&read(d.join("cgroup.events"))?);
+            return Ok(ev.get("frozen") == Some(&1));
+        }
+        let d = self.freezer.as_ref().expect("created with one");
+        Ok(read(d.join("freezer.state"))?.trim() == "FROZEN")
+    }
+
+    /// Kills every process of the app at once (v2 `cgroup.kill`); without v2, each
+    /// process through its pidfd. Waits until the group is empty.
+    pub fn kill(&self, timeout: Duration) -> Result<()> {
+        if let Some(d) = &self.v2 {
+            write(d.join("cgroup.kill"), "1")?;
+        } else {
+            // A frozen v1 group must be thawed for SIGKILL to be delivered promptly.
+            let _ = self.set_frozen(false, timeout);
+            for pid in self.pids()? {
+                if let Ok(p) = crate::sys::Pidfd::open(pid) {
+                    let _ = p.send_signal(libc::SIGKILL);
+                }
+            }
+        }
+        let start = Instant::now();
+        while !self.pids()?.is_empty() {
+            if start.elapsed() > timeout {
+                return Err(Error::Timeout { what: format!("killing {}", self.name), ms: timeout.as_millis() as u64 });
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(())
+    }
+
+    /// Workingset refaults of the app's memory cgroup: (anonymous, file).
+    pub fn refaults(&self) -> Result<(u64, u64)> {
+        let d = self.memory.as_ref().ok_or_else(|| Error::Unsupported("no v1 memory controller: no per-app refault counters".into()))?;
+        Ok(refaults(&parse_flat(&read(d.join("memory.stat"))?)))
+    }
+
+    /// Per-app swappiness (v1); 0 keeps the app's anonymous memory out of swap.
+    pub fn set_swappiness(&self, v: u32) -> Result<()> {
+        let d = self.memory.as_ref().ok_or_else(|| Error::Unsupported("no v1 memory controller: no per-app swappiness".into()))?;
+        write(d.join("memory.swappiness"), &v.to_string())
+    }
+
+    /// The app's memory PSI file (v2), for a per-app trigger.
+    pub fn pressure_path(&self) -> Option<PathBuf> {
+        self.v2.as_ref().map(|d| d.join("memory.pressure"))
+    }
+
+    /// Thaws and kills what is left, then removes the groups (children first is the
+    /// caller's job: this removes only the app's own directories).
+    pub fn remove(self, timeout: Duration) -> Result<()> {
+        if self.is_frozen().unwrap_or(false) {
+            self.thaw(timeout)?;
+        }
+        if !self.pids()?.is_empty() {
+            self.kill(timeout)?;
+        }
+        for d in self.dirs() {
+            std::fs::remove_dir(d).map_err(io_err(d))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hybrid_mountinfo() {
+        let mi = "\
+31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+37 31 0:34 / /sys/fs/cgroup/freezer rw,relatime - cgroup cgroup rw,freezer
+32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+";
+        let h = Hierarchies::parse(mi);
+        assert_eq!(h.v2.as_deref(), Some(Path::new("/sys/fs/cgroup/unified")));
+        assert_eq!(h.memory_v1.as_deref(), Some(Path::new("/sys/fs/cgroup/memory")));
+        assert_eq!(h.freezer_v1.as_deref(), Some(Path::new("/sys/fs/cgroup/freezer")));
+        // A pure v2 machine.
+        let h = Hierarchies::parse("29 1 0:26 / /sys/fs/cgroup rw shared:4 - cgroup2 cgroup2 rw,nsdelegate\n");
+        assert_eq!(h, Hierarchies { v2: Some("/sys/fs/cgroup".into()), ..Default::default() });
+        // Optional fields before " - " do not confuse the parser; no cgroups at all.
+        assert_eq!(Hierarchies::parse("1 0 8:1 / / rw shared:1 master:2 - ext4 /dev/sda1 rw\n"), Hierarchies::default());
+    }
+
+    #[test]
+    fn app_group_on_a_fixture_tree() {
+        let dir = std::env::temp_dir().join(format!("floe-cg-fixture-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let h = Hierarchies { v2: Some(dir.join("unified")), memory_v1: Some(dir.join("memory")), freezer_v1: Some(dir.join("freezer")) };
+        for r in [&h.v2, &h.memory_v1, &h.freezer_v1] {
+            std::fs::create_dir_all(r.as_ref().unwrap()).unwrap();
+        }
+        let g = AppGroup::create(&h, "floe/app").unwrap();
+        assert!(g.freezer.is_none(), "v2 freezes; the v1 freezer is not used");
+        let v2 = g.v2.clone().unwrap();
+        std::fs::write(v2.join("cgroup.events"), "populated 1\nfrozen 1\n").unwrap();
+        std::fs::write(v2.join("cgroup.procs"), "12\n34\n").unwrap();
+        assert!(g.is_frozen().unwrap());
+        assert_eq!(g.pids().unwrap(), vec![12, 34]);
+        let mem = g.memory.clone().unwrap();
+        std::fs::write(mem.join("memory.stat"), "cache 1\nworkingset_refault_anon 7\nworkingset_refault_file 11\n").unwrap();
+        assert_eq!(g.refaults().unwrap(), (7, 11));
+        g.set_swappiness(0).unwrap();
+        assert_eq!(std::fs::read_to_string(mem.join("memory.swappiness")).unwrap(), "0");
+        assert_eq!(g.pressure_path(), Some(v2.join("memory.pressure")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

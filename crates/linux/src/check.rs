@@ -1,0 +1,177 @@
+//! `floe daemon --check`: every mechanism floe's policies use, tried for real on the
+//! running kernel (a scratch cgroup and a scratch process that are removed afterwards),
+//! one verdict each. Nothing is assumed from kernel version or config files.
+
+use crate::cgroup::{AppGroup, Hierarchies};
+use crate::sys::{anon_ranges, Pidfd, PsiTrigger, MADV_COLD};
+use crate::{read, Result};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(2);
+/// Trigger window: 2 s is accepted with or without CAP_SYS_RESOURCE.
+pub const PSI_WINDOW: Duration = Duration::from_secs(2);
+
+/// One mechanism's verdict.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    pub mechanism: &'static str,
+    pub ok: bool,
+    pub detail: String,
+}
+
+/// Which mechanisms a policy needs (by name), so `--check` can tell required from
+/// optional. Unknown names need only the common set.
+pub fn required(policy: &str) -> &'static [&'static str] {
+    match policy {
+        "ice" | "ice-plus" | "power-freezer" => &["cgroup hierarchies", "freezer", "refault counters", "psi trigger", "pidfd kill"],
+        "smartlmk" | "android-lmk" => &["cgroup hierarchies", "pidfd kill", "cgroup kill", "psi trigger", "/proc/stat"],
+        "selective-kill-first" | "selective-swap-first" => &["cgroup hierarchies", "pidfd kill", "per-app swappiness", "psi trigger"],
+        "asap" | "asap-anon" | "asap-file" => &["cgroup hierarchies", "process_madvise", "psi trigger"],
+        _ => &["cgroup hierarchies", "pidfd kill", "psi trigger"],
+    }
+}
+
+/// A scratch process in a scratch group, removed on drop.
+struct Scratch {
+    child: Child,
+    group: Option<AppGroup>,
+}
+
+impl Scratch {
+    fn new(h: &Hierarchies) -> Result<Scratch> {
+        let child = Command::new("sleep").arg("30").stdin(Stdio::null()).stdout(Stdio::null()).spawn().map_err(crate::io_err("sleep"))?;
+        let rel = format!("floe-check-{}-{}", std::process::id(), child.id());
+        let mut s = Scratch { child, group: None };
+        let g = AppGroup::create(h, &rel)?;
+        g.add(s.child.id() as i32)?;
+        s.group = Some(g);
+        Ok(s)
+    }
+    fn group(&self) -> &AppGroup {
+        self.group.as_ref().expect("created")
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Some(g) = self.group.take() {
+            let _ = g.remove(T);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn verdict(mechanism: &'static str, r: Result<String>) -> Verdict {
+    match r {
+        Ok(detail) => Verdict { mechanism, ok: true, detail },
+        Err(e) => Verdict { mechanism, ok: false, detail: e.to_string() },
+    }
+}
+
+/// Runs every check.
+pub fn run() -> Vec<Verdict> {
+    let mut out = Vec::new();
+    let h = Hierarchies::detect();
+    out.push(verdict(
+        "cgroup hierarchies",
+        h.as_ref().map_err(|e| crate::Error::Unsupported(e.to_string())).and_then(|h| {
+            if h.v2.is_none() && h.freezer_v1.is_none() {
+                return Err(crate::Error::Unsupported("neither cgroup v2 nor a v1 freezer is mounted".into()));
+            }
+            let show = |p: &Option<std::path::PathBuf>| p.as_ref().map_or("-".to_string(), |p| p.display().to_string());
+            Ok(format!("v2 {}, v1 memory {}, v1 freezer {}", show(&h.v2), show(&h.memory_v1), show(&h.freezer_v1)))
+        }),
+    ));
+    let h = h.unwrap_or_default();
+    out.push(verdict(
+        "freezer",
+        (|| {
+            let s = Scratch::new(&h)?;
+            s.group().freeze(T)?;
+            s.group().thaw(T)?;
+            Ok(if s.group().v2.is_some() { "cgroup v2 cgroup.freeze, confirmed by cgroup.events" } else { "v1 freezer.state" }.into())
+        })(),
+    ));
+    out.push(verdict(
+        "cgroup kill",
+        (|| {
+            let mut s = Scratch::new(&h)?;
+            s.group().kill(T)?;
+            let _ = s.child.wait();
+            Ok(if s.group().v2.is_some() { "cgroup v2 cgroup.kill" } else { "per-process pidfd SIGKILL" }.into())
+        })(),
+    ));
+    out.push(verdict(
+        "pidfd kill",
+        (|| {
+            let mut child = Command::new("sleep").arg("30").spawn().map_err(crate::io_err("sleep"))?;
+            let p = Pidfd::open(child.id() as i32)?;
+            p.send_signal(libc::SIGKILL)?;
+            let r = p.wait_exit(T);
+            let _ = child.wait();
+            r.map(|_| "pidfd_open + pidfd_send_signal, exit seen by polling the pidfd".into())
+        })(),
+    ));
+    out.push(verdict(
+        "process_madvise",
+        (|| {
+            let mut child = Command::new("sleep").arg("30").spawn().map_err(crate::io_err("sleep"))?;
+            let pid = child.id() as i32;
+            let p = Pidfd::open(pid)?;
+            let ranges = anon_ranges(pid)?;
+            let r = p.madvise(&ranges, MADV_COLD);
+            let _ = child.kill();
+            let _ = child.wait();
+            r.map(|n| format!("MADV_COLD over {n} bytes of a scratch process (PAGEOUT and WILLNEED use the same call)"))
+        })(),
+    ));
+    out.push(verdict(
+        "psi trigger",
+        PsiTrigger::new("/proc/pressure/memory", false, Duration::from_millis(150), PSI_WINDOW).map(|t| {
+            let _ = t.wait(Duration::ZERO);
+            "/proc/pressure/memory armed (some 150 ms / 2 s), pollable".into()
+        }),
+    ));
+    out.push(verdict(
+        "per-app psi",
+        (|| {
+            let s = Scratch::new(&h)?;
+            let path = s.group().pressure_path().ok_or_else(|| crate::Error::Unsupported("no cgroup v2".into()))?;
+            PsiTrigger::new(&path.display().to_string(), false, Duration::from_millis(150), PSI_WINDOW)?;
+            Ok(format!("{} armed", path.file_name().unwrap_or_default().to_string_lossy()))
+        })(),
+    ));
+    out.push(verdict(
+        "refault counters",
+        (|| {
+            let s = Scratch::new(&h)?;
+            let (a, f) = s.group().refaults()?;
+            Ok(format!("memory.stat workingset_refault (anon {a}, file {f})"))
+        })(),
+    ));
+    out.push(verdict(
+        "per-app swappiness",
+        (|| {
+            let s = Scratch::new(&h)?;
+            s.group().set_swappiness(0)?;
+            Ok("v1 memory.swappiness".into())
+        })(),
+    ));
+    out.push(verdict(
+        "/proc/stat",
+        read("/proc/stat")
+            .and_then(|t| crate::procfs::parse_cpu_line("/proc/stat", &t))
+            .map(|(b, t)| format!("busy+iowait {b} of {t} ticks")),
+    ));
+    out.push(verdict(
+        "zram",
+        (|| {
+            let alg = read("/sys/block/zram0/comp_algorithm")?;
+            let size = read("/sys/block/zram0/disksize")?;
+            Ok(format!("zram0 present, disksize {} bytes, algorithms {}", size.trim(), alg.trim()))
+        })(),
+    ));
+    out
+}

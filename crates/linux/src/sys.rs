@@ -1,0 +1,177 @@
+//! Thin, safe wrappers over the system calls floe needs that std does not offer:
+//! pidfds (kill without PID-reuse races, wait for exit), `process_madvise` and PSI
+//! triggers (a pressure file armed with a threshold, woken through `poll`).
+
+use crate::{io_err, Error, Result};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::Duration;
+
+/// `madvise` advice floe uses with `process_madvise`.
+pub const MADV_WILLNEED: i32 = libc::MADV_WILLNEED;
+pub const MADV_COLD: i32 = 20;
+pub const MADV_PAGEOUT: i32 = 21;
+
+fn last_err(what: &str) -> Error {
+    Error::Io { path: what.to_string(), source: std::io::Error::last_os_error() }
+}
+
+/// Waits up to `timeout` for `events` on `fd`; true if they arrived.
+fn poll_one(fd: i32, events: i16, timeout: Duration) -> Result<bool> {
+    let mut p = libc::pollfd { fd, events, revents: 0 };
+    let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+    loop {
+        // SAFETY: one valid pollfd for the duration of the call.
+        let r = unsafe { libc::poll(&mut p, 1, ms) };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(Error::Io { path: "poll".into(), source: e });
+        }
+        return Ok(r > 0 && p.revents & events != 0);
+    }
+}
+
+/// A process handle that cannot be confused with a later process reusing its PID.
+#[derive(Debug)]
+pub struct Pidfd {
+    fd: OwnedFd,
+    pid: i32,
+}
+
+impl Pidfd {
+    pub fn open(pid: i32) -> Result<Pidfd> {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        if fd < 0 {
+            return Err(last_err(&format!("pidfd_open({pid})")));
+        }
+        // SAFETY: the kernel just returned this fd to us; nobody else owns it.
+        Ok(Pidfd { fd: unsafe { OwnedFd::from_raw_fd(fd as i32) }, pid })
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Sends `sig` to exactly this process (ESRCH if it already exited).
+    pub fn send_signal(&self, sig: i32) -> Result<()> {
+        // SAFETY: a valid pidfd, a signal number, no siginfo, no flags.
+        let r = unsafe { libc::syscall(libc::SYS_pidfd_send_signal, self.fd.as_raw_fd(), sig, std::ptr::null::<libc::siginfo_t>(), 0) };
+        if r < 0 {
+            return Err(last_err(&format!("pidfd_send_signal({}, {sig})", self.pid)));
+        }
+        Ok(())
+    }
+
+    /// Waits until the process has exited (the pidfd polls readable), up to `timeout`.
+    pub fn wait_exit(&self, timeout: Duration) -> Result<()> {
+        if poll_one(self.fd.as_raw_fd(), libc::POLLIN, timeout)? {
+            Ok(())
+        } else {
+            Err(Error::Timeout { what: format!("exit of pid {}", self.pid), ms: timeout.as_millis() as u64 })
+        }
+    }
+
+    /// Applies `advice` to the given ranges of this process's memory; returns the bytes
+    /// advised. (process_madvise, Linux 5.10+.)
+    pub fn madvise(&self, ranges: &[(usize, usize)], advice: i32) -> Result<usize> {
+        let iov: Vec<libc::iovec> =
+            ranges.iter().map(|&(addr, len)| libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len }).collect();
+        // SAFETY: the iovecs describe addresses in the *target* process; the kernel
+        // validates them there. Our buffer lives across the call.
+        let r = unsafe { libc::syscall(libc::SYS_process_madvise, self.fd.as_raw_fd(), iov.as_ptr(), iov.len(), advice, 0u32) };
+        if r < 0 {
+            return Err(last_err(&format!("process_madvise({}, advice {advice})", self.pid)));
+        }
+        Ok(r as usize)
+    }
+}
+
+/// The anonymous, writable mappings of a process (its heap and anonymous mmaps), from
+/// /proc/PID/maps: the ranges `MADV_PAGEOUT` can compress.
+pub fn anon_ranges(pid: i32) -> Result<Vec<(usize, usize)>> {
+    let path = format!("/proc/{pid}/maps");
+    let text = crate::read(&path)?;
+    Ok(parse_anon_ranges(&text))
+}
+
+pub fn parse_anon_ranges(maps: &str) -> Vec<(usize, usize)> {
+    maps.lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let range = it.next()?;
+            let perms = it.next()?;
+            let (_off, _dev, inode) = (it.next()?, it.next()?, it.next()?);
+            let name = it.next();
+            let anon = inode == "0" && matches!(name, None | Some("[heap]"));
+            if !anon || !perms.starts_with("rw") || !perms.ends_with('p') {
+                return None;
+            }
+            let (a, b) = range.split_once('-')?;
+            let (a, b) = (usize::from_str_radix(a, 16).ok()?, usize::from_str_radix(b, 16).ok()?);
+            Some((a, b - a))
+        })
+        .collect()
+}
+
+/// A PSI trigger: a pressure file (system-wide /proc/pressure/memory or a cgroup's
+/// memory.pressure) armed with "some|full STALL_US WINDOW_US"; `wait` returns when the
+/// threshold is crossed within a window. The window must be 0.5-10 s, and a multiple of
+/// 2 s for a process without CAP_SYS_RESOURCE (containers often drop it).
+#[derive(Debug)]
+pub struct PsiTrigger {
+    file: std::fs::File,
+    path: String,
+}
+
+impl PsiTrigger {
+    pub fn new(path: &str, full: bool, stall: Duration, window: Duration) -> Result<PsiTrigger> {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new().read(true).write(true).open(path).map_err(io_err(path))?;
+        // The kernel overwrites the last byte written with NUL: send one.
+        let spec = format!("{} {} {}\0", if full { "full" } else { "some" }, stall.as_micros(), window.as_micros());
+        if let Err(e) = file.write_all(spec.as_bytes()) {
+            if e.raw_os_error() == Some(libc::EINVAL) && !window.as_micros().is_multiple_of(2_000_000) {
+                return Err(Error::Unsupported(format!(
+                    "{path}: trigger refused; without CAP_SYS_RESOURCE the kernel accepts only windows that are multiples of 2 s (asked {} ms)",
+                    window.as_millis()
+                )));
+            }
+            return Err(io_err(path)(e));
+        }
+        Ok(PsiTrigger { file, path: path.to_string() })
+    }
+
+    /// True if the trigger fired within `timeout`.
+    pub fn wait(&self, timeout: Duration) -> Result<bool> {
+        poll_one(self.file.as_raw_fd(), libc::POLLPRI, timeout)
+    }
+
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    pub fn raw_fd(&self) -> i32 {
+        self.file.as_raw_fd()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anon_ranges_from_maps() {
+        let maps = "\
+55d0c000-55d0d000 r--p 00000000 fd:01 123 /usr/bin/sleep
+55d0e000-55d2f000 rw-p 00000000 00:00 0 [heap]
+7f00000000-7f00100000 rw-p 00000000 00:00 0
+7f00100000-7f00200000 rw-s 00000000 00:01 9 /dev/zero (deleted)
+7f00200000-7f00300000 r--p 00000000 00:00 0
+7ffc000-7ffd000 rw-p 00000000 00:00 0 [stack]
+";
+        assert_eq!(parse_anon_ranges(maps), vec![(0x55d0e000, 0x21000), (0x7f00000000, 0x100000)]);
+    }
+}

@@ -1,0 +1,156 @@
+//! Real-kernel tests of floe-linux's mechanisms. They run as root on a machine with
+//! cgroup v2 and the v1 memory and freezer hierarchies (this project's CI machine);
+//! each creates its own cgroups and processes and removes them, and fails with the
+//! reason when a mechanism is missing.
+
+use floe_linux::cgroup::{AppGroup, Hierarchies};
+use floe_linux::sys::Pidfd;
+use std::process::{Child, Command};
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(5);
+
+struct Proc(Child);
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn sleeper() -> Proc {
+    Proc(Command::new("sleep").arg("60").spawn().expect("spawn sleep"))
+}
+
+fn hier() -> Hierarchies {
+    let h = Hierarchies::detect().expect("read mountinfo");
+    assert!(h.v2.is_some(), "this test needs a cgroup2 mount: {h:?}");
+    assert!(h.memory_v1.is_some() && h.freezer_v1.is_some(), "this test needs the v1 memory and freezer hierarchies: {h:?}");
+    h
+}
+
+fn name(tag: &str) -> String {
+    format!("floe-test-{}-{tag}", std::process::id())
+}
+
+fn state(pid: u32) -> String {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines().find(|l| l.starts_with("State:")).unwrap().to_string()
+}
+
+#[test]
+fn v2_freeze_and_thaw_an_app() {
+    let h = hier();
+    let p = sleeper();
+    let g = AppGroup::create(&h, &name("v2freeze")).unwrap();
+    g.add(p.0.id() as i32).unwrap();
+    assert_eq!(g.pids().unwrap(), vec![p.0.id() as i32]);
+    g.freeze(T).unwrap();
+    assert!(g.is_frozen().unwrap());
+    g.thaw(T).unwrap();
+    assert!(!g.is_frozen().unwrap());
+    g.remove(T).unwrap();
+}
+
+#[test]
+fn v1_freezer_freezes_when_there_is_no_v2() {
+    let h = Hierarchies { v2: None, ..hier() };
+    let p = sleeper();
+    let g = AppGroup::create(&h, &name("v1freeze")).unwrap();
+    assert!(g.freezer.is_some());
+    g.add(p.0.id() as i32).unwrap();
+    g.freeze(T).unwrap();
+    assert!(g.is_frozen().unwrap());
+    // The v1 freezer puts the task in the refrigerator: D (disk sleep) state.
+    assert!(state(p.0.id()).contains('D'), "{}", state(p.0.id()));
+    g.thaw(T).unwrap();
+    assert!(!g.is_frozen().unwrap());
+    // A frozen group is thawed before its processes are killed.
+    g.freeze(T).unwrap();
+    g.kill(T).unwrap();
+    assert!(g.pids().unwrap().is_empty());
+    g.remove(T).unwrap();
+}
+
+#[test]
+fn pidfd_kill_takes_exactly_its_process() {
+    let (mut a, b) = (sleeper(), sleeper());
+    let pa = Pidfd::open(a.0.id() as i32).unwrap();
+    pa.send_signal(libc::SIGKILL).unwrap();
+    pa.wait_exit(T).unwrap();
+    assert!(a.0.try_wait().unwrap().is_some(), "the target exited");
+    let mut b = b;
+    assert!(b.0.try_wait().unwrap().is_none(), "the other process lives");
+    // After the exit (and reaping), the pidfd refuses to signal anyone else.
+    assert!(pa.send_signal(libc::SIGKILL).is_err());
+}
+
+#[test]
+fn cgroup_kill_empties_the_app_and_nothing_else() {
+    let h = hier();
+    let (a, b, outside) = (sleeper(), sleeper(), sleeper());
+    let g = AppGroup::create(&h, &name("kill")).unwrap();
+    g.add(a.0.id() as i32).unwrap();
+    g.add(b.0.id() as i32).unwrap();
+    g.kill(T).unwrap();
+    assert!(g.pids().unwrap().is_empty());
+    let mut outside = outside;
+    assert!(outside.0.try_wait().unwrap().is_none(), "a process outside the group survives");
+    g.remove(T).unwrap();
+    drop((a, b));
+}
+
+#[test]
+fn refault_counters_and_swappiness_per_app() {
+    let h = hier();
+    let g = AppGroup::create(&h, &name("memcg")).unwrap();
+    let (anon, file) = g.refaults().unwrap();
+    assert_eq!((anon, file), (0, 0), "a new group has refaulted nothing");
+    g.set_swappiness(0).unwrap();
+    let mem = g.memory.clone().unwrap();
+    assert_eq!(std::fs::read_to_string(mem.join("memory.swappiness")).unwrap().trim(), "0");
+    g.remove(T).unwrap();
+}
+
+#[test]
+fn psi_triggers_arm_on_the_system_and_on_an_app() {
+    let h = hier();
+    let t = floe_linux::sys::PsiTrigger::new("/proc/pressure/memory", false, Duration::from_millis(100), Duration::from_secs(2)).unwrap();
+    // Nothing is under pressure here: the trigger does not fire within 50 ms.
+    assert!(!t.wait(Duration::from_millis(50)).unwrap());
+    let g = AppGroup::create(&h, &name("psi")).unwrap();
+    let path = g.pressure_path().unwrap();
+    floe_linux::sys::PsiTrigger::new(path.to_str().unwrap(), true, Duration::from_millis(100), Duration::from_secs(2)).unwrap();
+    g.remove(T).unwrap();
+}
+
+#[test]
+fn check_reports_every_mechanism_ok_here() {
+    let v = floe_linux::check::run();
+    for m in [
+        "cgroup hierarchies",
+        "freezer",
+        "cgroup kill",
+        "pidfd kill",
+        "process_madvise",
+        "psi trigger",
+        "per-app psi",
+        "refault counters",
+        "per-app swappiness",
+        "/proc/stat",
+        "zram",
+    ] {
+        let x = v.iter().find(|x| x.mechanism == m).unwrap_or_else(|| panic!("no verdict for {m}"));
+        assert!(x.ok, "{m}: {}", x.detail);
+    }
+    // It left nothing behind.
+    let h = hier();
+    for root in [h.v2.unwrap(), h.memory_v1.unwrap()] {
+        let left: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("floe-check-"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+}

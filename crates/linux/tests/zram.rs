@@ -1,0 +1,115 @@
+//! process_madvise on the real kernel with zram swap: MADV_PAGEOUT compresses a
+//! process's anonymous memory into zram, MADV_WILLNEED brings it back ahead of use
+//! (what Selective's and ASAP's actions become on Linux). The test sets up zram0 as swap
+//! if it is unused and restores it afterwards; it refuses to touch a zram0 that is
+//! configured by someone else.
+
+use floe_linux::procfs::parse_kb_table;
+use floe_linux::sys::{anon_ranges, Pidfd, MADV_PAGEOUT, MADV_WILLNEED};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+struct ZramSwap;
+
+impl ZramSwap {
+    fn setup() -> ZramSwap {
+        let size = std::fs::read_to_string("/sys/block/zram0/disksize").expect("this test needs /dev/zram0");
+        assert_eq!(size.trim(), "0", "zram0 is already configured by someone else; not touching it");
+        std::fs::write("/sys/block/zram0/disksize", "256M").unwrap();
+        let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
+        ok(Command::new("mkswap").arg("/dev/zram0").stdout(Stdio::null()));
+        ok(Command::new("swapon").arg("/dev/zram0"));
+        ZramSwap
+    }
+}
+
+impl Drop for ZramSwap {
+    fn drop(&mut self) {
+        let _ = Command::new("swapoff").arg("/dev/zram0").status();
+        let _ = std::fs::write("/sys/block/zram0/reset", "1");
+    }
+}
+
+struct Proc(Child);
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn swap_bytes(pid: u32) -> u64 {
+    let t = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap();
+    parse_kb_table("smaps_rollup", &t).unwrap().get("Swap").copied().unwrap_or(0)
+}
+
+/// A process with 64 MiB of private anonymous memory that, on each line read from
+/// stdin, touches every page and answers with the major faults that took.
+struct App {
+    p: Proc,
+    rd: std::io::BufReader<std::process::ChildStdout>,
+}
+
+const APP: &str = r#"
+import mmap, sys
+m = mmap.mmap(-1, 64 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+for i in range(0, 64 << 20, 4096):
+    m[i:i + 8] = b'floe%04d' % (i % 9999)
+maj = lambda: int(open('/proc/self/stat').read().rsplit(')', 1)[1].split()[9])
+print('ready', flush=True)
+for line in sys.stdin:
+    a = maj(); s = 0
+    for i in range(0, 64 << 20, 4096):
+        s += m[i]
+    print(maj() - a, flush=True)
+"#;
+
+impl App {
+    fn start() -> App {
+        let mut c = Command::new("python3").args(["-c", APP]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("python3");
+        let rd = std::io::BufReader::new(c.stdout.take().unwrap());
+        let mut a = App { p: Proc(c), rd };
+        assert_eq!(a.line(), "ready");
+        a
+    }
+    fn line(&mut self) -> String {
+        let mut l = String::new();
+        std::io::BufRead::read_line(&mut self.rd, &mut l).unwrap();
+        l.trim().to_string()
+    }
+    /// The app comes back to the foreground and touches its memory: major faults.
+    fn switch_in(&mut self) -> u64 {
+        use std::io::Write;
+        let stdin = self.p.0.stdin.as_mut().unwrap();
+        stdin.write_all(b"go\n").unwrap();
+        stdin.flush().unwrap();
+        self.line().parse().unwrap()
+    }
+}
+
+#[test]
+fn pageout_compresses_an_app_and_willneed_prepaging_cuts_its_major_faults() {
+    let _zram = ZramSwap::setup();
+    let mut app = App::start();
+    let pid = app.p.0.id();
+    let fd = Pidfd::open(pid as i32).unwrap();
+    let ranges = anon_ranges(pid as i32).unwrap();
+    // Compress the app (Selective's swap, Ice+'s reclaim of a frozen app).
+    let before = swap_bytes(pid);
+    let advised = fd.madvise(&ranges, MADV_PAGEOUT).unwrap();
+    assert!(advised >= 64 << 20, "advised {advised} bytes");
+    let swapped = swap_bytes(pid);
+    assert!(swapped >= before + (48 << 20), "swap {before} -> {swapped} bytes");
+    // Switch in on demand: every page is a major fault from zram.
+    let demand = app.switch_in();
+    assert!(demand >= 12_000, "demand paging took {demand} major faults");
+    // Compress again, then prepage with WILLNEED before the switch (ASAP's anonymous
+    // prepaging on Linux): the pages wait in the swap cache and the switch faults minor.
+    fd.madvise(&ranges, MADV_PAGEOUT).unwrap();
+    assert!(swap_bytes(pid) >= 48 << 20);
+    fd.madvise(&ranges, MADV_WILLNEED).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let prepaged = app.switch_in();
+    eprintln!("switch-in major faults: on demand {demand}, after WILLNEED {prepaged}");
+    assert!(prepaged * 4 < demand, "major faults with prepaging {prepaged} vs {demand} on demand");
+}

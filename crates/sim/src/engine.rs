@@ -1100,6 +1100,7 @@ impl Sim {
         }
         let anon = self.pages.is_anon(p);
         let refault = self.pages.has(p, F_SHADOW);
+        let life = self.apps[app as usize].life;
         match loc {
             Loc::Absent if anon => {}
             Loc::Absent if self.asap_inflight(p).is_some() => {
@@ -1127,11 +1128,9 @@ impl Sim {
             Loc::Zram => {
                 ctx.cpu += Nanos(self.decompress_ns);
                 ctx.compress += Nanos(self.decompress_ns);
-                self.zram_stored -= 1;
             }
             Loc::Flash => {
                 ctx.t = self.flash.submit(ctx.t, Op::Read, 4096);
-                self.flash_used -= 1;
                 if self.setup.swap == SwapSetup::TwoLevel {
                     // SL2 holds SL1's compressed pages.
                     ctx.cpu += Nanos(self.decompress_ns);
@@ -1142,6 +1141,16 @@ impl Sim {
         }
         ctx.cpu += Nanos(MINOR_FAULT_NS);
         self.alloc(ctx);
+        if self.apps[app as usize].life != life || self.pages.loc(p) != loc {
+            // Making room killed the app (the LMK may take the very app that faults):
+            // its memory, this page included, is already freed.
+            return;
+        }
+        match loc {
+            Loc::Zram => self.zram_stored -= 1,
+            Loc::Flash => self.flash_used -= 1,
+            _ => {}
+        }
         self.insert_faulted(p, refault);
         if refault {
             let fg = self.fg == Some(app);
@@ -1642,25 +1651,28 @@ impl Sim {
     /// Brings up to `n` of the app's swapped anonymous pages back into memory.
     fn prepage(&mut self, app: u16, n: u64) {
         let a = &self.apps[app as usize];
-        let (base, pop) = (a.base, a.populated);
+        let (base, pop, life) = (a.base, a.populated, a.life);
         let mut ctx = Ctx { t: self.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
         let mut got = 0;
         for p in base..base + pop {
             if got >= n {
                 break;
             }
-            match self.pages.loc(p) {
-                Loc::Zram => {
-                    ctx.cpu += Nanos(self.decompress_ns);
-                    self.zram_stored -= 1;
-                }
-                Loc::Flash => {
-                    ctx.t = self.flash.submit(ctx.t, Op::Read, 4096);
-                    self.flash_used -= 1;
-                }
+            let loc = self.pages.loc(p);
+            match loc {
+                Loc::Zram => ctx.cpu += Nanos(self.decompress_ns),
+                Loc::Flash => ctx.t = self.flash.submit(ctx.t, Op::Read, 4096),
                 _ => continue,
             }
             self.alloc(&mut ctx);
+            if self.apps[app as usize].life != life {
+                // Making room killed the app; its pages are freed.
+                break;
+            }
+            match loc {
+                Loc::Zram => self.zram_stored -= 1,
+                _ => self.flash_used -= 1,
+            }
             self.pages.set_flag(p, F_SHADOW, false);
             self.pages.move_to(p, Loc::InactiveAnon);
             got += 1;

@@ -392,3 +392,25 @@ fn seal_trades_caching_against_alerts_as_the_paper_shows() {
     assert!(hi.caching_capability > lo.caching_capability, "caching mu=1 {} vs mu=0.2 {}", hi.caching_capability, lo.caching_capability);
     assert!(hi.interaction_alerts > lo.interaction_alerts, "alerts mu=1 {} vs mu=0.2 {}", hi.interaction_alerts, lo.interaction_alerts);
 }
+
+/// Regression: a background app's fault made room by reclaim whose LMK pass killed that
+/// same app; the fault then freed its zram page a second time (found by the property
+/// test above with this seed under SEAL's small SL1).
+#[test]
+fn a_fault_whose_app_dies_making_room_frees_nothing_twice() {
+    let (mut dev, mut wl, cat) = tiny();
+    dev.memory.app_mem_mib = 350.0;
+    wl.rounds = 2;
+    wl.use_s = 1.5;
+    let opts = RunOptions { seed: 12036932931365388731, bg_apps: Some(2), ..Default::default() };
+    let mut sim = Sim::new(&dev, &wl, &cat, floe_policies::make_spec("seal:sl1=64:sl2=128").unwrap(), &opts);
+    let mut t = Nanos::ZERO;
+    loop {
+        t += Nanos::from_ms(250);
+        let more = sim.run_until(t);
+        sim.check_invariants().unwrap_or_else(|e| panic!("at {t}: {e}"));
+        if !more {
+            break;
+        }
+    }
+}

@@ -164,11 +164,12 @@ impl Sim {
             if self.pages.loc(p) != Loc::Zram {
                 continue;
             }
-            self.zram_stored -= 1;
             self.alloc(&mut ctx);
             if self.apps[app as usize].life != life {
+                // Making room killed the app; its pages are freed.
                 return;
             }
+            self.zram_stored -= 1;
             self.pages.set_flag(p, F_SHADOW, false);
             self.pages.move_to(p, Loc::ActiveAnon);
             self.asap_note_prepaged(app, i);

@@ -40,17 +40,39 @@ enum Cmd {
     },
     /// Measure simulator speed: a simulated device-day on a 4 GiB phone.
     Bench(BenchArgs),
-    /// The real-kernel backend. So far: `--check`, which tries every mechanism the
-    /// policies use (cgroups, freezer, kill, pidfds, process_madvise, PSI triggers,
-    /// refault counters, swappiness, zram) on this machine, one verdict per line. Needs
-    /// root; creates and removes its own scratch cgroups and processes.
+    /// Run the policies on this Linux kernel: apps are cgroups filled with the processes
+    /// the config's rules match; `floe ctl` talks to it. Needs root. With `--check`, try
+    /// every mechanism the policy needs (cgroups, freezer, kill, pidfds, process_madvise,
+    /// PSI triggers, refault counters, swappiness, zram), one verdict per line, and exit.
     Daemon {
         /// Check the mechanisms and exit: 0 when every one the policy needs works.
         #[arg(long)]
         check: bool,
-        /// The policy whose needs decide which mechanisms are required.
+        /// Config file (TOML; see packaging/floe.toml). Required unless --check.
+        #[arg(long)]
+        config: Option<String>,
+        /// The policy to check for (--check without --config).
         #[arg(long, default_value = "ice")]
         policy: String,
+        /// Log every action instead of taking it (overrides the config).
+        #[arg(long)]
+        dry_run: bool,
+        /// Internal: supervise daemon PID and thaw its apps when it exits.
+        #[arg(long, hide = true)]
+        supervise: Option<i32>,
+        /// Internal: the cgroup root the supervisor thaws.
+        #[arg(long, hide = true, default_value = "floe")]
+        cgroup_root: String,
+    },
+    /// Talk to a running daemon: `fg APP` (APP comes to the foreground), `status`,
+    /// `apps`, `metrics` (OpenMetrics text).
+    Ctl {
+        /// The daemon's control socket.
+        #[arg(long, default_value = "/run/floe.sock")]
+        socket: String,
+        /// The request and its argument.
+        #[arg(required = true, num_args = 1..=2)]
+        request: Vec<String>,
     },
 }
 
@@ -115,7 +137,19 @@ fn main() {
         Cmd::List { what } => list(what),
         Cmd::Bench(a) => bench(a),
         Cmd::Experiment { name, quick, json } => experiment(&name, quick, json),
-        Cmd::Daemon { check, policy } => daemon(check, &policy),
+        Cmd::Daemon { check, config, policy, dry_run, supervise, cgroup_root } => match supervise {
+            Some(pid) => floe_linux::daemon::supervise(pid, &cgroup_root).map_err(Into::into),
+            None => daemon(check, config.as_deref(), &policy, dry_run),
+        },
+        Cmd::Ctl { socket, request } => {
+            floe_linux::daemon::ctl(std::path::Path::new(&socket), &request.join(" ")).map_err(anyhow::Error::from).and_then(|out| {
+                print!("{out}");
+                match out.strip_prefix("error: ") {
+                    Some(e) => Err(anyhow::anyhow!("{}", e.trim())),
+                    None => Ok(()),
+                }
+            })
+        }
     };
     if let Err(e) = r {
         eprintln!("floe: error: {e:#}");
@@ -123,12 +157,18 @@ fn main() {
     }
 }
 
-fn daemon(check: bool, policy: &str) -> Result<()> {
+fn daemon(check: bool, config: Option<&str>, policy: &str, dry_run: bool) -> Result<()> {
+    let cfg = config.map(floe_linux::daemon::Config::load).transpose().map_err(anyhow::Error::msg)?;
+    let policy = cfg.as_ref().map_or(policy, |c| c.policy.as_str());
     if floe_policies::lookup(policy).is_none() {
         bail!("unknown policy `{policy}` (see `floe list policies`)");
     }
     if !check {
-        bail!("only `floe daemon --check` exists so far: the daemon loop is not built yet");
+        let Some(mut cfg) = cfg else { bail!("the daemon needs --config FILE (or --check to test this machine)") };
+        cfg.dry_run |= dry_run;
+        let exe = std::env::current_exe()?;
+        let mut d = floe_linux::daemon::Daemon::new(cfg, Some(&exe))?;
+        return d.run().map_err(Into::into);
     }
     let need = floe_linux::check::required(policy);
     let verdicts = floe_linux::check::run();

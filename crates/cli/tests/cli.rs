@@ -153,7 +153,7 @@ fn experiment_asap_quick_json_reports_precision_and_recall() {
 }
 
 #[test]
-fn daemon_check_passes_on_this_machine_and_the_loop_is_not_claimed() {
+fn daemon_check_passes_on_this_machine_and_the_sample_config_is_valid() {
     let out = floe(&["daemon", "--check"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
@@ -162,7 +162,11 @@ fn daemon_check_passes_on_this_machine_and_the_loop_is_not_claimed() {
     }
     let out = floe(&["daemon"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("only `floe daemon --check` exists so far"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs --config FILE"));
+    // The sample config in the repository is valid and --check accepts it.
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../packaging/floe.toml");
+    let out = floe(&["daemon", "--check", "--config", sample]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let out = floe(&["daemon", "--check", "--policy", "nope"]);
     assert_eq!(out.status.code(), Some(2));
 }

@@ -8,6 +8,7 @@
 
 pub mod cgroup;
 pub mod check;
+pub mod daemon;
 pub mod procfs;
 pub mod sys;
 

@@ -1,0 +1,786 @@
+//! The daemon loop: the same `Policy` objects the simulator drives, on the running
+//! kernel. Apps are cgroups under a configured root, filled with the processes that
+//! match the config's rules; observations come from /proc, cgroup files and a PSI
+//! trigger (poll, no sleep loops); actions go through one guard and then the kernel;
+//! `floe ctl` talks to it over a Unix socket. A supervisor process thaws every group
+//! under the root when the daemon dies, however it dies.
+
+use crate::cgroup::{AppGroup, Hierarchies};
+use crate::procfs::{parse_cpu_line, parse_kb_table};
+use crate::sys::{anon_ranges, Pidfd, PsiTrigger, MADV_PAGEOUT, MADV_WILLNEED};
+use crate::{read, Error, Result};
+use floe_core::{
+    Action, AppId, AppInfo, AppState, CpuClass, Event, LaunchKind, MemInfo, Nanos, PageKind, Pages, Policy, PriorityClass, Setup,
+    SystemView,
+};
+use serde::Deserialize;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+const T: Duration = Duration::from_secs(2);
+
+/// The daemon's configuration file (TOML).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Policy name as `floe list policies` shows (default: ice).
+    #[serde(default = "default_policy")]
+    pub policy: String,
+    /// Cgroup directory, under each hierarchy, that holds the app groups.
+    #[serde(default = "default_root")]
+    pub cgroup_root: String,
+    /// Control socket path.
+    #[serde(default = "default_socket")]
+    pub socket: PathBuf,
+    /// Group (gid) allowed on the control socket besides root.
+    #[serde(default)]
+    pub ctl_gid: Option<u32>,
+    /// How often app processes, refault counters and CPU use are sampled, in ms.
+    #[serde(default = "default_sample_ms")]
+    pub sample_ms: u64,
+    /// Process names (comm) never frozen, killed or compressed.
+    #[serde(default)]
+    pub protected: Vec<String>,
+    /// Log every action instead of taking it.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// The apps floe manages.
+    #[serde(default, rename = "app")]
+    pub apps: Vec<AppRule>,
+}
+
+fn default_policy() -> String {
+    "ice".into()
+}
+fn default_root() -> String {
+    "floe".into()
+}
+fn default_socket() -> PathBuf {
+    "/run/floe.sock".into()
+}
+fn default_sample_ms() -> u64 {
+    100
+}
+
+/// Which processes make up an app: every given criterion must hold.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AppRule {
+    pub name: String,
+    /// The executable's path (/proc/PID/exe).
+    #[serde(default)]
+    pub exe: Option<String>,
+    /// A substring of the command line (arguments joined by spaces).
+    #[serde(default)]
+    pub cmdline: Option<String>,
+    #[serde(default)]
+    pub uid: Option<u32>,
+    /// Android's perceptible class: never frozen (music, navigation, downloads).
+    #[serde(default)]
+    pub perceptible: bool,
+}
+
+impl Config {
+    /// Parses and validates; errors name the file, line and key.
+    pub fn parse(path: &str, text: &str) -> std::result::Result<Config, String> {
+        let c: Config = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| text[..s.start].lines().count().max(1));
+            format!("{path}{}: {}", line.map(|l| format!(":{l}")).unwrap_or_default(), e.message())
+        })?;
+        if floe_policies::lookup(&c.policy).is_none() {
+            return Err(format!("{path}: policy: unknown policy `{}` (see `floe list policies`)", c.policy));
+        }
+        if c.cgroup_root.is_empty() || c.cgroup_root.contains("..") || c.cgroup_root.starts_with('/') {
+            return Err(format!("{path}: cgroup_root: must be a relative path without `..`, got `{}`", c.cgroup_root));
+        }
+        if !(10..=60_000).contains(&c.sample_ms) {
+            return Err(format!("{path}: sample_ms: must be 10..=60000, got {}", c.sample_ms));
+        }
+        for (i, a) in c.apps.iter().enumerate() {
+            if a.name.is_empty() || a.name.contains('/') || a.name.contains(char::is_whitespace) {
+                return Err(format!("{path}: app[{i}].name: must be a non-empty name without `/` or spaces"));
+            }
+            if a.exe.is_none() && a.cmdline.is_none() && a.uid.is_none() {
+                return Err(format!("{path}: app[{i}] ({}): needs at least one of exe, cmdline, uid", a.name));
+            }
+            if c.apps[..i].iter().any(|b| b.name == a.name) {
+                return Err(format!("{path}: app[{i}].name: `{}` appears twice", a.name));
+            }
+        }
+        Ok(c)
+    }
+
+    pub fn load(path: &str) -> std::result::Result<Config, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+        Config::parse(path, &text)
+    }
+}
+
+/// What one process looks like to the rules.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProcInfo {
+    pub pid: i32,
+    pub exe: String,
+    pub cmdline: String,
+    pub uid: u32,
+    pub comm: String,
+}
+
+impl AppRule {
+    pub fn matches(&self, p: &ProcInfo) -> bool {
+        self.exe.as_ref().is_none_or(|e| *e == p.exe)
+            && self.cmdline.as_ref().is_none_or(|c| p.cmdline.contains(c.as_str()))
+            && self.uid.is_none_or(|u| u == p.uid)
+    }
+}
+
+/// Every user process (kernel threads have no exe and are never listed).
+pub fn processes() -> Vec<ProcInfo> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return vec![] };
+    let mut v: Vec<ProcInfo> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| {
+            let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?.display().to_string();
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline).split('\0').filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" ");
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+            let field =
+                |k: &str| status.lines().find(|l| l.starts_with(k)).and_then(|l| l.split_whitespace().nth(1)).unwrap_or("").to_string();
+            Some(ProcInfo { pid, exe, cmdline, uid: field("Uid:").parse().unwrap_or(u32::MAX), comm: field("Name:") })
+        })
+        .collect();
+    v.sort_by_key(|p| p.pid);
+    v
+}
+
+/// The one gate every action passes: what may never be touched.
+pub fn guard(pid: i32, comm: &str, protected: &[String], own_pid: i32, supervisor: i32) -> std::result::Result<(), String> {
+    if pid <= 1 {
+        return Err(format!("pid {pid} is init or invalid"));
+    }
+    if pid == own_pid || pid == supervisor {
+        return Err(format!("pid {pid} is floe itself"));
+    }
+    if protected.iter().any(|p| p == comm) {
+        return Err(format!("pid {pid} ({comm}) is protected by the config"));
+    }
+    Ok(())
+}
+
+struct App {
+    rule: AppRule,
+    group: AppGroup,
+    state: AppState,
+    unkillable: bool,
+    swappable: bool,
+    last_used: Nanos,
+    refaults: (u64, u64),
+}
+
+/// Counters exported as OpenMetrics.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counters {
+    freezes: u64,
+    thaws: u64,
+    kills: u64,
+    refaults_bg_anon: u64,
+    refaults_bg_file: u64,
+    refaults_fg_anon: u64,
+    refaults_fg_file: u64,
+    refused: u64,
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// The running daemon.
+pub struct Daemon {
+    cfg: Config,
+    hier: Hierarchies,
+    policy: Option<Box<dyn Policy>>,
+    setup: Setup,
+    apps: Vec<App>,
+    fg: Option<AppId>,
+    start: Instant,
+    cpu_sample: (u64, u64),
+    util: f64,
+    supervisor: i32,
+    c: Counters,
+    pending: Vec<Event>,
+}
+
+impl Daemon {
+    /// Sets up the groups, thaws what a previous floe left frozen, starts the supervisor.
+    pub fn new(cfg: Config, supervisor_exe: Option<&Path>) -> Result<Daemon> {
+        let hier = Hierarchies::detect()?;
+        let policy = floe_policies::make(&cfg.policy).ok_or_else(|| Error::Unsupported(format!("unknown policy `{}`", cfg.policy)))?;
+        let setup = policy.setup();
+        if setup.seal.is_some() {
+            return Err(Error::Unsupported(format!(
+                "policy `{}` places pages between SL1 and SL2, which needs zram writeback control this backend does not have yet",
+                cfg.policy
+            )));
+        }
+        thaw_all(&hier, &cfg.cgroup_root)?;
+        let mut apps = Vec::new();
+        for r in &cfg.apps {
+            let group = AppGroup::create(&hier, &format!("{}/{}", cfg.cgroup_root, r.name))?;
+            apps.push(App {
+                rule: r.clone(),
+                group,
+                state: AppState::Dead,
+                unkillable: false,
+                swappable: true,
+                last_used: Nanos::ZERO,
+                refaults: (0, 0),
+            });
+        }
+        let supervisor = match supervisor_exe {
+            Some(exe) => std::process::Command::new(exe)
+                .args(["daemon", "--supervise", &std::process::id().to_string(), "--cgroup-root", &cfg.cgroup_root])
+                .spawn()
+                .map_err(crate::io_err(exe))?
+                .id() as i32,
+            None => 0,
+        };
+        let mut d = Daemon {
+            cfg,
+            hier,
+            policy: Some(policy),
+            setup,
+            apps,
+            fg: None,
+            start: Instant::now(),
+            cpu_sample: (0, 0),
+            util: 0.0,
+            supervisor,
+            c: Counters::default(),
+            pending: Vec::new(),
+        };
+        d.sample();
+        Ok(d)
+    }
+
+    fn log(&self, msg: &str) {
+        println!("{:>10.3} {msg}", self.start.elapsed().as_secs_f64());
+    }
+
+    /// Finds new processes for the apps, notices apps that died, reads refault
+    /// counters and CPU use; turns what changed into events.
+    fn sample(&mut self) {
+        let procs = processes();
+        let me = std::process::id() as i32;
+        for i in 0..self.apps.len() {
+            let in_group: Vec<i32> = self.apps[i].group.pids().unwrap_or_default();
+            for p in procs.iter().filter(|p| self.apps[i].rule.matches(p) && !in_group.contains(&p.pid)) {
+                if guard(p.pid, &p.comm, &self.cfg.protected, me, self.supervisor).is_ok() && self.apps[i].group.add(p.pid).is_ok() {
+                    self.log(&format!("app {}: adopted pid {} ({})", self.apps[i].rule.name, p.pid, p.comm));
+                }
+            }
+            let alive = !self.apps[i].group.pids().unwrap_or_default().is_empty();
+            let id = AppId(i as u16);
+            match (self.apps[i].state, alive) {
+                (AppState::Dead, true) => {
+                    self.apps[i].state = if self.fg == Some(id) { AppState::Foreground } else { AppState::Cached };
+                    self.apps[i].last_used = self.now();
+                    self.pending.push(Event::AppStarted { app: id });
+                }
+                (s, false) if s != AppState::Dead => {
+                    self.apps[i].state = AppState::Dead;
+                    self.pending.push(Event::AppDied { app: id });
+                }
+                _ => {}
+            }
+            if let Ok((a, f)) = self.apps[i].group.refaults() {
+                let (pa, pf) = self.apps[i].refaults;
+                let fg = self.fg == Some(id);
+                for (kind, d) in [(PageKind::Anon, a.saturating_sub(pa)), (PageKind::File, f.saturating_sub(pf))] {
+                    if d > 0 && self.apps[i].state != AppState::Dead {
+                        match (fg, kind) {
+                            (true, PageKind::Anon) => self.c.refaults_fg_anon += d,
+                            (true, PageKind::File) => self.c.refaults_fg_file += d,
+                            (false, PageKind::Anon) => self.c.refaults_bg_anon += d,
+                            (false, PageKind::File) => self.c.refaults_bg_file += d,
+                        }
+                        if self.setup.events.refaults {
+                            self.pending.push(Event::Refault { app: id, kind, fg });
+                        }
+                    }
+                }
+                self.apps[i].refaults = (a, f);
+            }
+        }
+        if let Ok((busy, total)) = read("/proc/stat").and_then(|t| parse_cpu_line("/proc/stat", &t)) {
+            let (b0, t0) = self.cpu_sample;
+            if total > t0 {
+                self.util = (busy - b0.min(busy)) as f64 / (total - t0) as f64;
+            }
+            self.cpu_sample = (busy, total);
+        }
+    }
+
+    /// Hands pending events to the policy and applies its actions.
+    fn dispatch(&mut self) {
+        let mut policy = self.policy.take().expect("policy present");
+        while !self.pending.is_empty() {
+            let evs = std::mem::take(&mut self.pending);
+            for ev in evs {
+                let mut out = Vec::new();
+                policy.on_event(&ev, self, &mut out);
+                for a in out {
+                    self.apply(a);
+                }
+            }
+        }
+        self.policy = Some(policy);
+    }
+
+    /// Applies one action after the guard: nothing touches the FG app (except thaw),
+    /// init, floe itself or protected processes.
+    fn apply(&mut self, act: Action) {
+        let me = std::process::id() as i32;
+        let target = |a: AppId| a.0 as usize;
+        let check = |d: &Daemon, a: AppId, what: &str| -> std::result::Result<(), String> {
+            let app = d.apps.get(target(a)).ok_or_else(|| format!("no app {}", a.0))?;
+            if d.fg == Some(a) && what != "thaw" && what != "prepage" {
+                return Err(format!("{} is in the foreground", app.rule.name));
+            }
+            for pid in app.group.pids().unwrap_or_default() {
+                let comm = read(format!("/proc/{pid}/comm")).unwrap_or_default();
+                guard(pid, comm.trim(), &d.cfg.protected, me, d.supervisor)?;
+            }
+            Ok(())
+        };
+        let (app, what) = match &act {
+            Action::Freeze(a) => (*a, "freeze"),
+            Action::Thaw(a) => (*a, "thaw"),
+            Action::Kill(v) => {
+                for a in v.clone() {
+                    self.apply_one(a, "kill", &check);
+                }
+                return;
+            }
+            Action::Reclaim { app, .. } => (*app, "reclaim"),
+            Action::Prepage { app, .. } => (*app, "prepage"),
+            Action::SetSwappable { app, .. } => (*app, "swappable"),
+            Action::SetCpuPriority { app, .. } => (*app, "cpu"),
+            Action::MarkUnkillable { app, unkillable } => {
+                if let Some(x) = self.apps.get_mut(target(*app)) {
+                    x.unkillable = *unkillable;
+                }
+                return;
+            }
+        };
+        if let Err(why) = check(self, app, what) {
+            self.c.refused += 1;
+            self.log(&format!("refused {what} of app {}: {why}", app.0));
+            return;
+        }
+        let name = self.apps[target(app)].rule.name.clone();
+        if self.cfg.dry_run {
+            self.log(&format!("dry-run: would {what} {name} ({act:?})"));
+            return;
+        }
+        let g = &self.apps[target(app)].group;
+        let r: Result<()> = match act {
+            Action::Freeze(_) => g.freeze(T).map(|_| {
+                self.apps[target(app)].state = AppState::Frozen;
+                self.c.freezes += 1;
+            }),
+            Action::Thaw(_) => g.thaw(T).map(|_| {
+                let x = &mut self.apps[target(app)];
+                if x.state == AppState::Frozen {
+                    x.state = if self.fg == Some(app) { AppState::Foreground } else { AppState::Cached };
+                }
+                self.c.thaws += 1;
+            }),
+            Action::Reclaim { .. } => each_pid(g, |p, ranges| p.madvise(ranges, MADV_PAGEOUT).map(|_| ())),
+            Action::Prepage { .. } => each_pid(g, |p, ranges| p.madvise(ranges, MADV_WILLNEED).map(|_| ())),
+            Action::SetSwappable { swappable, .. } => g.set_swappiness(if swappable { 60 } else { 0 }).map(|_| {
+                self.apps[target(app)].swappable = swappable;
+            }),
+            Action::SetCpuPriority { class, .. } => {
+                let nice = match class {
+                    CpuClass::Boosted => -10,
+                    CpuClass::Normal => 0,
+                    CpuClass::Idle => 19,
+                };
+                g.pids().map(|pids| {
+                    for pid in pids {
+                        // SAFETY: setpriority on a pid we just listed in our own group.
+                        unsafe { libc::setpriority(libc::PRIO_PROCESS, pid as libc::id_t, nice) };
+                    }
+                })
+            }
+            Action::Kill(_) | Action::MarkUnkillable { .. } => Ok(()),
+        };
+        match r {
+            Ok(()) => self.log(&format!("{what} {name}")),
+            Err(e) => self.log(&format!("{what} {name} failed: {e}")),
+        }
+    }
+
+    fn apply_one(&mut self, a: AppId, what: &str, check: &dyn Fn(&Daemon, AppId, &str) -> std::result::Result<(), String>) {
+        if let Err(why) =
+            check(self, a, what).and_then(|_| if self.apps[a.0 as usize].unkillable { Err("marked unkillable".into()) } else { Ok(()) })
+        {
+            self.c.refused += 1;
+            self.log(&format!("refused {what} of app {}: {why}", a.0));
+            return;
+        }
+        let name = self.apps[a.0 as usize].rule.name.clone();
+        if self.cfg.dry_run {
+            self.log(&format!("dry-run: would kill {name}"));
+            return;
+        }
+        match self.apps[a.0 as usize].group.kill(T) {
+            Ok(()) => {
+                self.c.kills += 1;
+                self.log(&format!("kill {name}"));
+            }
+            Err(e) => self.log(&format!("kill {name} failed: {e}")),
+        }
+    }
+
+    /// `floe ctl fg APP`: the app comes to the foreground (a launch, as the policy hears
+    /// it); the previous one goes to the background. The foreground is never frozen.
+    fn set_foreground(&mut self, name: &str) -> std::result::Result<(), String> {
+        let i = self.apps.iter().position(|a| a.rule.name == name).ok_or_else(|| format!("unknown app `{name}`"))?;
+        let to = AppId(i as u16);
+        let from = self.fg.replace(to);
+        let now = self.now();
+        if let Some(f) = from.filter(|&f| f != to) {
+            let x = &mut self.apps[f.0 as usize];
+            x.last_used = now;
+            if x.state == AppState::Foreground {
+                x.state = AppState::Cached;
+            }
+        }
+        let kind = if self.apps[i].state == AppState::Dead { LaunchKind::Cold } else { LaunchKind::Warm };
+        self.pending.push(Event::LaunchStarted { app: to, kind });
+        self.pending.push(Event::AppSwitch { from, to: Some(to) });
+        self.dispatch();
+        if self.apps[i].group.is_frozen().unwrap_or(false) {
+            self.apply(Action::Thaw(to));
+        }
+        if self.apps[i].state != AppState::Dead {
+            self.apps[i].state = AppState::Foreground;
+        }
+        Ok(())
+    }
+
+    fn status(&self) -> String {
+        let mut s = format!(
+            "policy {}  foreground {}\n",
+            self.cfg.policy,
+            self.fg.map_or("-".into(), |a| self.apps[a.0 as usize].rule.name.clone())
+        );
+        for a in &self.apps {
+            s += &format!("{} {:?} pids {:?}\n", a.rule.name, a.state, a.group.pids().unwrap_or_default());
+        }
+        s
+    }
+
+    /// OpenMetrics text with DESIGN.md's metric names where they apply.
+    fn metrics(&self) -> String {
+        let c = &self.c;
+        let mut s = String::new();
+        for (name, help, v) in [
+            ("freezes", "apps frozen", c.freezes),
+            ("thaws", "apps thawed", c.thaws),
+            ("kills", "apps killed", c.kills),
+            ("refaults_bg_anon", "workingset refaults of background apps, anonymous", c.refaults_bg_anon),
+            ("refaults_bg_file", "workingset refaults of background apps, file", c.refaults_bg_file),
+            ("refaults_fg_anon", "workingset refaults of the foreground app, anonymous", c.refaults_fg_anon),
+            ("refaults_fg_file", "workingset refaults of the foreground app, file", c.refaults_fg_file),
+            ("refused_actions", "actions the guard refused", c.refused),
+        ] {
+            s += &format!("# TYPE floe_{name} counter\n# HELP floe_{name} {help}\nfloe_{name}_total {v}\n");
+        }
+        s += "# EOF\n";
+        s
+    }
+
+    fn handle_client(&mut self, mut stream: UnixStream) {
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+        if let Err(e) = self.peer_allowed(&stream) {
+            let _ = writeln!(stream, "error: {e}");
+            return;
+        }
+        let mut line = String::new();
+        if BufReader::new(&stream).read_line(&mut line).is_err() {
+            return;
+        }
+        let mut words = line.split_whitespace();
+        let reply = match (words.next(), words.next()) {
+            (Some("fg"), Some(app)) => self.set_foreground(app).map(|_| "ok\n".to_string()),
+            (Some("status"), None) => Ok(self.status()),
+            (Some("apps"), None) => Ok(self.apps.iter().map(|a| format!("{}\n", a.rule.name)).collect()),
+            (Some("metrics"), None) => Ok(self.metrics()),
+            _ => Err(format!("unknown request `{}` (fg APP, status, apps, metrics)", line.trim())),
+        };
+        let _ = match reply {
+            Ok(r) => stream.write_all(r.as_bytes()),
+            Err(e) => stream.write_all(format!("error: {e}\n").as_bytes()),
+        };
+    }
+
+    /// Root, or the configured group (SO_PEERCRED).
+    fn peer_allowed(&self, s: &UnixStream) -> std::result::Result<(), String> {
+        let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
+        let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+        // SAFETY: a valid socket fd and a buffer of the right size for SO_PEERCRED.
+        let r = unsafe {
+            libc::getsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_PEERCRED, &mut cred as *mut _ as *mut libc::c_void, &mut len)
+        };
+        if r != 0 {
+            return Err("cannot read peer credentials".into());
+        }
+        if cred.uid == 0 || self.cfg.ctl_gid == Some(cred.gid) {
+            Ok(())
+        } else {
+            Err(format!("uid {} gid {} may not control floe", cred.uid, cred.gid))
+        }
+    }
+
+    /// Runs until SIGTERM or SIGINT; thaws everything on the way out.
+    pub fn run(&mut self) -> Result<()> {
+        for sig in [libc::SIGTERM, libc::SIGINT] {
+            // SAFETY: installing an async-signal-safe handler that only stores an atomic.
+            unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
+        }
+        let _ = std::fs::remove_file(&self.cfg.socket);
+        let listener = UnixListener::bind(&self.cfg.socket).map_err(crate::io_err(&self.cfg.socket))?;
+        listener.set_nonblocking(true).map_err(crate::io_err(&self.cfg.socket))?;
+        let psi = PsiTrigger::new("/proc/pressure/memory", false, Duration::from_millis(150), crate::check::PSI_WINDOW)?;
+        let sample = Duration::from_millis(self.cfg.sample_ms);
+        let tick = self.setup.tick;
+        let (mut next_sample, mut next_tick) = (Instant::now(), Instant::now());
+        self.log(&format!("floe daemon: policy {}, {} apps, socket {}", self.cfg.policy, self.apps.len(), self.cfg.socket.display()));
+        while !STOP.load(Ordering::SeqCst) {
+            let now = Instant::now();
+            let wake = tick.map_or(next_sample, |_| next_sample.min(next_tick));
+            let timeout = wake.saturating_duration_since(now).min(Duration::from_millis(200));
+            let mut fds = [
+                libc::pollfd { fd: psi.raw_fd(), events: libc::POLLPRI, revents: 0 },
+                libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+            ];
+            // SAFETY: two valid pollfds for the duration of the call.
+            unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout.as_millis() as i32) };
+            if fds[0].revents & libc::POLLPRI != 0 && self.setup.events.pressure {
+                let m = self.mem();
+                self.pending.push(Event::Pressure { free: m.free, low: m.wmark_low, min: m.wmark_min });
+            }
+            if fds[1].revents & libc::POLLIN != 0 {
+                while let Ok((s, _)) = listener.accept() {
+                    let _ = s.set_nonblocking(false);
+                    self.handle_client(s);
+                }
+            }
+            let now = Instant::now();
+            if now >= next_sample {
+                self.sample();
+                next_sample = now + sample;
+            }
+            if let Some(t) = tick {
+                if now >= next_tick {
+                    self.pending.push(Event::Tick);
+                    next_tick = now + Duration::from_nanos(t.0);
+                }
+            }
+            self.dispatch();
+        }
+        self.log("stopping: thawing every app");
+        let _ = std::fs::remove_file(&self.cfg.socket);
+        thaw_all(&self.hier, &self.cfg.cgroup_root)
+    }
+}
+
+fn each_pid(g: &AppGroup, f: impl Fn(&Pidfd, &[(usize, usize)]) -> Result<()>) -> Result<()> {
+    for pid in g.pids()? {
+        let p = Pidfd::open(pid)?;
+        let ranges = anon_ranges(pid)?;
+        f(&p, &ranges)?;
+    }
+    Ok(())
+}
+
+/// Thaws every group under `root` in the hierarchies that can freeze.
+pub fn thaw_all(h: &Hierarchies, root: &str) -> Result<()> {
+    fn walk(dir: &Path, v2: bool) -> Result<()> {
+        if !dir.is_dir() {
+            return Ok(());
+        }
+        let (file, val) = if v2 { ("cgroup.freeze", "0") } else { ("freezer.state", "THAWED") };
+        if dir.join(file).exists() {
+            crate::write(dir.join(file), val)?;
+        }
+        for e in std::fs::read_dir(dir).map_err(crate::io_err(dir))?.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                walk(&e.path(), v2)?;
+            }
+        }
+        Ok(())
+    }
+    if let Some(v2) = &h.v2 {
+        walk(&v2.join(root), true)?;
+    }
+    if let Some(fz) = &h.freezer_v1 {
+        walk(&fz.join(root), false)?;
+    }
+    Ok(())
+}
+
+/// The supervisor: waits for the daemon to exit, however it exits, and thaws every app
+/// within a second of it.
+pub fn supervise(daemon_pid: i32, root: &str) -> Result<()> {
+    let h = Hierarchies::detect()?;
+    let p = Pidfd::open(daemon_pid)?;
+    loop {
+        match p.wait_exit(Duration::from_secs(3600)) {
+            Ok(()) => break,
+            Err(Error::Timeout { .. }) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    thaw_all(&h, root)
+}
+
+/// Sends one request to a running daemon and returns its answer.
+pub fn ctl(socket: &Path, request: &str) -> Result<String> {
+    let mut s = UnixStream::connect(socket).map_err(crate::io_err(socket))?;
+    s.write_all(format!("{request}\n").as_bytes()).map_err(crate::io_err(socket))?;
+    s.shutdown(std::net::Shutdown::Write).map_err(crate::io_err(socket))?;
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut s, &mut out).map_err(crate::io_err(socket))?;
+    Ok(out)
+}
+
+impl SystemView for Daemon {
+    fn now(&self) -> Nanos {
+        Nanos(self.start.elapsed().as_nanos() as u64)
+    }
+
+    fn mem(&self) -> MemInfo {
+        let m = read("/proc/meminfo").and_then(|t| parse_kb_table("/proc/meminfo", &t)).unwrap_or_default();
+        let pages = |k: &str| Pages(m.get(k).copied().unwrap_or(0) / 4096);
+        let min_kb: u64 = read("/proc/sys/vm/min_free_kbytes").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
+        let min = Pages(min_kb * 1024 / 4096);
+        MemInfo {
+            total: pages("MemTotal"),
+            free: pages("MemAvailable"),
+            wmark_min: min,
+            wmark_low: Pages(min.0 * 5 / 4),
+            wmark_high: Pages(min.0 * 3 / 2),
+            active_anon: pages("Active(anon)"),
+            inactive_anon: pages("Inactive(anon)"),
+            active_file: pages("Active(file)"),
+            inactive_file: pages("Inactive(file)"),
+            zram_stored: Pages(0),
+            zram_used: Pages(0),
+            zram_capacity: Pages(0),
+            flash_swap_used: Pages((m.get("SwapTotal").copied().unwrap_or(0) - m.get("SwapFree").copied().unwrap_or(0)) / 4096),
+            flash_swap_capacity: pages("SwapTotal"),
+        }
+    }
+
+    fn foreground(&self) -> Option<AppId> {
+        self.fg
+    }
+
+    fn apps(&self) -> Vec<AppId> {
+        (0..self.apps.len() as u16).map(AppId).collect()
+    }
+
+    fn app(&self, id: AppId) -> Option<AppInfo> {
+        let a = self.apps.get(id.0 as usize)?;
+        let (mut rss, mut swap) = (0u64, 0u64);
+        for pid in a.group.pids().unwrap_or_default() {
+            if let Ok(t) = read(format!("/proc/{pid}/status")) {
+                let m = parse_kb_table("status", &t).unwrap_or_default();
+                rss += m.get("VmRSS").copied().unwrap_or(0);
+                swap += m.get("VmSwap").copied().unwrap_or(0);
+            }
+        }
+        // Android's rule: foreground 0, perceptible 200, cached 900 and up by recency.
+        let older = self.apps.iter().filter(|b| b.state != AppState::Dead && b.last_used > a.last_used).count() as i32;
+        let oom_adj = if self.fg == Some(id) {
+            0
+        } else if a.rule.perceptible {
+            200
+        } else {
+            (900 + 10 * older).min(999)
+        };
+        Some(AppInfo {
+            id,
+            name: a.rule.name.clone(),
+            state: a.state,
+            oom_adj,
+            rss: Pages(rss / 4096),
+            swapped: Pages(swap / 4096),
+            saves_context: false,
+            priority_class: PriorityClass::Medium,
+            perceptible: a.rule.perceptible,
+            unkillable: a.unkillable,
+            swappable: a.swappable,
+            last_used: a.last_used,
+        })
+    }
+
+    fn cpu_busy_iowait(&self) -> f64 {
+        self.util
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_parses_with_defaults_and_errors_name_the_line_and_key() {
+        let c = Config::parse("f.toml", "[[app]]\nname = \"cam\"\nexe = \"/usr/bin/cam\"\n").unwrap();
+        assert_eq!((c.policy.as_str(), c.cgroup_root.as_str(), c.sample_ms), ("ice", "floe", 100));
+        assert_eq!(c.apps[0].name, "cam");
+        let e = Config::parse("f.toml", "policy = \"ice\"\nsample_ms = \"fast\"\n").unwrap_err();
+        assert!(e.starts_with("f.toml:2"), "{e}");
+        let e = Config::parse("f.toml", "polcy = \"ice\"\n").unwrap_err();
+        assert!(e.contains("polcy") && e.starts_with("f.toml:1"), "{e}");
+        assert!(Config::parse("f.toml", "policy = \"nope\"\n").unwrap_err().contains("unknown policy"));
+        assert!(Config::parse("f.toml", "cgroup_root = \"../x\"\n").unwrap_err().contains("cgroup_root"));
+        assert!(Config::parse("f.toml", "[[app]]\nname = \"a\"\n").unwrap_err().contains("needs at least one"));
+        assert!(Config::parse("f.toml", "[[app]]\nname = \"a\"\nuid = 1\n[[app]]\nname = \"a\"\nuid = 2\n").unwrap_err().contains("twice"));
+    }
+
+    #[test]
+    fn rules_match_on_every_given_criterion() {
+        let p =
+            ProcInfo { pid: 10, exe: "/usr/bin/python3".into(), cmdline: "python3 app.py --x".into(), uid: 1000, comm: "python3".into() };
+        let r = |exe: Option<&str>, cmd: Option<&str>, uid: Option<u32>| AppRule {
+            name: "a".into(),
+            exe: exe.map(Into::into),
+            cmdline: cmd.map(Into::into),
+            uid,
+            perceptible: false,
+        };
+        assert!(r(Some("/usr/bin/python3"), Some("app.py"), Some(1000)).matches(&p));
+        assert!(!r(Some("/usr/bin/python3"), Some("other.py"), None).matches(&p));
+        assert!(!r(None, None, Some(0)).matches(&p));
+    }
+
+    #[test]
+    fn the_guard_protects_init_floe_and_configured_processes() {
+        let prot = vec!["sshd".to_string()];
+        assert!(guard(1, "init", &prot, 50, 51).is_err());
+        assert!(guard(50, "floe", &prot, 50, 51).is_err());
+        assert!(guard(51, "floe", &prot, 50, 51).is_err());
+        assert!(guard(77, "sshd", &prot, 50, 51).is_err());
+        assert!(guard(77, "game", &prot, 50, 51).is_ok());
+    }
+}

@@ -89,7 +89,7 @@ fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_not
     std::fs::write(
         &cfg,
         format!(
-            "policy = \"ice\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nsample_ms = 50\n\n[[app]]\nname = \"fg\"\ncmdline = \"{tag}-fg\"\n\n[[app]]\nname = \"bg\"\ncmdline = \"{tag}-bg\"\n"
+            "policy = \"ice\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nsample_ms = 50\ndiscover_ms = 50\n\n[[app]]\nname = \"fg\"\ncmdline = \"{tag}-fg\"\n\n[[app]]\nname = \"bg\"\ncmdline = \"{tag}-bg\"\n"
         ),
     )
     .unwrap();

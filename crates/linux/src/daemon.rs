@@ -39,9 +39,13 @@ pub struct Config {
     /// Group (gid) allowed on the control socket besides root.
     #[serde(default)]
     pub ctl_gid: Option<u32>,
-    /// How often app processes, refault counters and CPU use are sampled, in ms.
+    /// How often refault counters, app liveness and CPU use are sampled, in ms.
     #[serde(default = "default_sample_ms")]
     pub sample_ms: u64,
+    /// How often /proc is scanned for new processes of the apps, in ms (the costly part:
+    /// it reads every process's exe, cmdline and status).
+    #[serde(default = "default_discover_ms")]
+    pub discover_ms: u64,
     /// Process names (comm) never frozen, killed or compressed.
     #[serde(default)]
     pub protected: Vec<String>,
@@ -64,6 +68,9 @@ fn default_socket() -> PathBuf {
 }
 fn default_sample_ms() -> u64 {
     100
+}
+fn default_discover_ms() -> u64 {
+    1000
 }
 
 /// Which processes make up an app: every given criterion must hold.
@@ -99,6 +106,9 @@ impl Config {
         }
         if !(10..=60_000).contains(&c.sample_ms) {
             return Err(format!("{path}: sample_ms: must be 10..=60000, got {}", c.sample_ms));
+        }
+        if !(10..=600_000).contains(&c.discover_ms) {
+            return Err(format!("{path}: discover_ms: must be 10..=600000, got {}", c.discover_ms));
         }
         for (i, a) in c.apps.iter().enumerate() {
             if a.name.is_empty() || a.name.contains('/') || a.name.contains(char::is_whitespace) {
@@ -179,6 +189,9 @@ struct App {
     swappable: bool,
     last_used: Nanos,
     refaults: (u64, u64),
+    /// Resident and swapped bytes at the last sample.
+    rss: u64,
+    swap: u64,
 }
 
 /// Counters exported as OpenMetrics.
@@ -214,6 +227,8 @@ pub struct Daemon {
     supervisor: i32,
     c: Counters,
     pending: Vec<Event>,
+    /// /proc/meminfo at the last sample (policies read it through `mem()` often).
+    meminfo: MemInfo,
 }
 
 impl Daemon {
@@ -240,6 +255,8 @@ impl Daemon {
                 swappable: true,
                 last_used: Nanos::ZERO,
                 refaults: (0, 0),
+                rss: 0,
+                swap: 0,
             });
         }
         let supervisor = match supervisor_exe {
@@ -263,8 +280,9 @@ impl Daemon {
             supervisor,
             c: Counters::default(),
             pending: Vec::new(),
+            meminfo: MemInfo::default(),
         };
-        d.sample();
+        d.sample(true);
         Ok(d)
     }
 
@@ -274,17 +292,27 @@ impl Daemon {
 
     /// Finds new processes for the apps, notices apps that died, reads refault
     /// counters and CPU use; turns what changed into events.
-    fn sample(&mut self) {
-        let procs = processes();
+    fn sample(&mut self, discover: bool) {
+        let procs = if discover { processes() } else { Vec::new() };
         let me = std::process::id() as i32;
         for i in 0..self.apps.len() {
-            let in_group: Vec<i32> = self.apps[i].group.pids().unwrap_or_default();
+            let in_group: Vec<i32> = if discover { self.apps[i].group.pids().unwrap_or_default() } else { Vec::new() };
             for p in procs.iter().filter(|p| self.apps[i].rule.matches(p) && !in_group.contains(&p.pid)) {
                 if guard(p.pid, &p.comm, &self.cfg.protected, me, self.supervisor).is_ok() && self.apps[i].group.add(p.pid).is_ok() {
                     self.log(&format!("app {}: adopted pid {} ({})", self.apps[i].rule.name, p.pid, p.comm));
                 }
             }
-            let alive = !self.apps[i].group.pids().unwrap_or_default().is_empty();
+            let pids = self.apps[i].group.pids().unwrap_or_default();
+            let alive = !pids.is_empty();
+            let (mut rss, mut swap) = (0, 0);
+            for pid in pids {
+                if let Ok(t) = read(format!("/proc/{pid}/status")) {
+                    let m = parse_kb_table("status", &t).unwrap_or_default();
+                    rss += m.get("VmRSS").copied().unwrap_or(0);
+                    swap += m.get("VmSwap").copied().unwrap_or(0);
+                }
+            }
+            (self.apps[i].rss, self.apps[i].swap) = (rss, swap);
             let id = AppId(i as u16);
             match (self.apps[i].state, alive) {
                 (AppState::Dead, true) => {
@@ -317,6 +345,7 @@ impl Daemon {
                 self.apps[i].refaults = (a, f);
             }
         }
+        self.meminfo = read_meminfo();
         if let Ok((busy, total)) = read("/proc/stat").and_then(|t| parse_cpu_line("/proc/stat", &t)) {
             let (b0, t0) = self.cpu_sample;
             if total > t0 {
@@ -561,8 +590,9 @@ impl Daemon {
         listener.set_nonblocking(true).map_err(crate::io_err(&self.cfg.socket))?;
         let psi = PsiTrigger::new("/proc/pressure/memory", false, Duration::from_millis(150), crate::check::PSI_WINDOW)?;
         let sample = Duration::from_millis(self.cfg.sample_ms);
+        let discover = Duration::from_millis(self.cfg.discover_ms);
         let tick = self.setup.tick;
-        let (mut next_sample, mut next_tick) = (Instant::now(), Instant::now());
+        let (mut next_sample, mut next_tick, mut next_discover) = (Instant::now(), Instant::now(), Instant::now());
         self.log(&format!("floe daemon: policy {}, {} apps, socket {}", self.cfg.policy, self.apps.len(), self.cfg.socket.display()));
         while !STOP.load(Ordering::SeqCst) {
             let now = Instant::now();
@@ -586,7 +616,11 @@ impl Daemon {
             }
             let now = Instant::now();
             if now >= next_sample {
-                self.sample();
+                let d = now >= next_discover;
+                if d {
+                    next_discover = now + discover;
+                }
+                self.sample(d);
                 next_sample = now + sample;
             }
             if let Some(t) = tick {
@@ -663,32 +697,38 @@ pub fn ctl(socket: &Path, request: &str) -> Result<String> {
     Ok(out)
 }
 
+/// System memory as a policy sees it: available memory as free, watermarks from
+/// min_free_kbytes with the kernel's low = 5/4 and high = 3/2 of min.
+fn read_meminfo() -> MemInfo {
+    let m = read("/proc/meminfo").and_then(|t| parse_kb_table("/proc/meminfo", &t)).unwrap_or_default();
+    let pages = |k: &str| Pages(m.get(k).copied().unwrap_or(0) / 4096);
+    let min_kb: u64 = read("/proc/sys/vm/min_free_kbytes").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
+    let min = Pages(min_kb * 1024 / 4096);
+    MemInfo {
+        total: pages("MemTotal"),
+        free: pages("MemAvailable"),
+        wmark_min: min,
+        wmark_low: Pages(min.0 * 5 / 4),
+        wmark_high: Pages(min.0 * 3 / 2),
+        active_anon: pages("Active(anon)"),
+        inactive_anon: pages("Inactive(anon)"),
+        active_file: pages("Active(file)"),
+        inactive_file: pages("Inactive(file)"),
+        zram_stored: Pages(0),
+        zram_used: Pages(0),
+        zram_capacity: Pages(0),
+        flash_swap_used: Pages(m.get("SwapTotal").copied().unwrap_or(0).saturating_sub(m.get("SwapFree").copied().unwrap_or(0)) / 4096),
+        flash_swap_capacity: pages("SwapTotal"),
+    }
+}
+
 impl SystemView for Daemon {
     fn now(&self) -> Nanos {
         Nanos(self.start.elapsed().as_nanos() as u64)
     }
 
     fn mem(&self) -> MemInfo {
-        let m = read("/proc/meminfo").and_then(|t| parse_kb_table("/proc/meminfo", &t)).unwrap_or_default();
-        let pages = |k: &str| Pages(m.get(k).copied().unwrap_or(0) / 4096);
-        let min_kb: u64 = read("/proc/sys/vm/min_free_kbytes").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
-        let min = Pages(min_kb * 1024 / 4096);
-        MemInfo {
-            total: pages("MemTotal"),
-            free: pages("MemAvailable"),
-            wmark_min: min,
-            wmark_low: Pages(min.0 * 5 / 4),
-            wmark_high: Pages(min.0 * 3 / 2),
-            active_anon: pages("Active(anon)"),
-            inactive_anon: pages("Inactive(anon)"),
-            active_file: pages("Active(file)"),
-            inactive_file: pages("Inactive(file)"),
-            zram_stored: Pages(0),
-            zram_used: Pages(0),
-            zram_capacity: Pages(0),
-            flash_swap_used: Pages((m.get("SwapTotal").copied().unwrap_or(0) - m.get("SwapFree").copied().unwrap_or(0)) / 4096),
-            flash_swap_capacity: pages("SwapTotal"),
-        }
+        self.meminfo
     }
 
     fn foreground(&self) -> Option<AppId> {
@@ -701,14 +741,7 @@ impl SystemView for Daemon {
 
     fn app(&self, id: AppId) -> Option<AppInfo> {
         let a = self.apps.get(id.0 as usize)?;
-        let (mut rss, mut swap) = (0u64, 0u64);
-        for pid in a.group.pids().unwrap_or_default() {
-            if let Ok(t) = read(format!("/proc/{pid}/status")) {
-                let m = parse_kb_table("status", &t).unwrap_or_default();
-                rss += m.get("VmRSS").copied().unwrap_or(0);
-                swap += m.get("VmSwap").copied().unwrap_or(0);
-            }
-        }
+        let (rss, swap) = (a.rss, a.swap);
         // Android's rule: foreground 0, perceptible 200, cached 900 and up by recency.
         let older = self.apps.iter().filter(|b| b.state != AppState::Dead && b.last_used > a.last_used).count() as i32;
         let oom_adj = if self.fg == Some(id) {
@@ -746,7 +779,7 @@ mod tests {
     #[test]
     fn config_parses_with_defaults_and_errors_name_the_line_and_key() {
         let c = Config::parse("f.toml", "[[app]]\nname = \"cam\"\nexe = \"/usr/bin/cam\"\n").unwrap();
-        assert_eq!((c.policy.as_str(), c.cgroup_root.as_str(), c.sample_ms), ("ice", "floe", 100));
+        assert_eq!((c.policy.as_str(), c.cgroup_root.as_str(), c.sample_ms, c.discover_ms), ("ice", "floe", 100, 1000));
         assert_eq!(c.apps[0].name, "cam");
         let e = Config::parse("f.toml", "policy = \"ice\"\nsample_ms = \"fast\"\n").unwrap_err();
         assert!(e.starts_with("f.toml:2"), "{e}");

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Measures the CPU time and memory of `floe daemon` (policy ice) managing 20 synthetic
+# apps, and of earlyoom (Debian package, default options) on the same load, each for
+# DURATION seconds. Needs root, python3 and earlyoom. Cleans up its apps and cgroups.
+#   usage: sudo scripts/daemon-overhead.sh [DURATION=60] [FLOE=target/release/floe]
+set -euo pipefail
+DURATION=${1:-60}
+FLOE=${2:-target/release/floe}
+TAG=floe-overhead-$$
+CFG=/tmp/$TAG.toml
+HZ=$(getconf CLK_TCK)
+command -v earlyoom >/dev/null || { echo "needs earlyoom (apt-get install earlyoom)" >&2; exit 2; }
+[ -x "$FLOE" ] || { echo "needs $FLOE (cargo build --release)" >&2; exit 2; }
+
+apps=()
+cleanup() {
+  for p in "${apps[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  for base in /sys/fs/cgroup/unified /sys/fs/cgroup/memory /sys/fs/cgroup/freezer /sys/fs/cgroup; do
+    [ -d "$base/$TAG" ] || continue
+    for d in "$base/$TAG"/*/; do
+      [ -d "$d" ] || continue
+      [ -f "$d/cgroup.freeze" ] && { echo 0 > "$d/cgroup.freeze"; } 2>/dev/null
+      rmdir "$d" 2>/dev/null || true
+    done
+    rmdir "$base/$TAG" 2>/dev/null || true
+  done
+  rm -f "$CFG" "/tmp/$TAG.sock"
+}
+trap cleanup EXIT
+
+{
+  echo "policy = \"ice\""
+  echo "cgroup_root = \"$TAG\""
+  echo "socket = \"/tmp/$TAG.sock\""
+  for i in $(seq 1 20); do printf '[[app]]\nname = "app%02d"\ncmdline = "%s-app%02d"\n' "$i" "$TAG" "$i"; done
+} > "$CFG"
+
+# 20 apps: each keeps 16 MiB of heap and touches a quarter of it twice a second.
+for i in $(seq 1 20); do
+  python3 -c 'import mmap,time
+m=mmap.mmap(-1,16<<20,flags=mmap.MAP_PRIVATE|mmap.MAP_ANONYMOUS)
+for i in range(0,16<<20,4096): m[i]=1
+while True:
+    for i in range(0,4<<20,4096): m[i]=2
+    time.sleep(0.5)' "$(printf '%s-app%02d' "$TAG" "$i")" &
+  apps+=($!)
+done
+sleep 1
+
+measure() { # name pid...
+  local name=$1; shift
+  local t0=0 t1=0 rss=0
+  for p in "$@"; do t0=$((t0 + $(awk '{print $14+$15}' "/proc/$p/stat"))); done
+  local end=$((SECONDS + DURATION)) peak=0
+  while [ $SECONDS -lt $end ]; do
+    rss=0; for p in "$@"; do rss=$((rss + $(awk '/VmRSS/{print $2}' "/proc/$p/status"))); done
+    [ $rss -gt $peak ] && peak=$rss
+    sleep 1
+  done
+  for p in "$@"; do t1=$((t1 + $(awk '{print $14+$15}' "/proc/$p/stat"))); done
+  awk -v n="$name" -v t=$((t1 - t0)) -v hz="$HZ" -v d="$DURATION" -v r="$peak" \
+    'BEGIN { printf "%-28s cpu %.2f s in %d s (%.2f %%)  peak RSS %d KiB\n", n, t/hz, d, 100*t/hz/d, r }'
+}
+
+"$FLOE" daemon --config "$CFG" > /tmp/$TAG.log 2>&1 &
+DAEMON=$!
+sleep 2
+SUP=$(pgrep -f "daemon --supervise $DAEMON" || true)
+measure "floe daemon + supervisor" "$DAEMON" $SUP
+kill -TERM "$DAEMON"; wait "$DAEMON" 2>/dev/null || true
+
+earlyoom > /dev/null 2>&1 &
+EO=$!
+sleep 2
+measure "earlyoom (defaults)" "$EO"
+kill "$EO"; wait "$EO" 2>/dev/null || true

@@ -2,27 +2,15 @@
 //! the mean switch time against demand paging on every sequence, anon-only and
 //! file-only each help, and the estimators' precision and recall are reported.
 
-use floe_lab::{asap::pressure_balloon_mib, run_all, RunSpec};
+use floe_lab::{asap::pressure_balloon_mib, run_all};
 
 #[test]
 fn prepaging_cuts_switch_time_on_every_sequence() {
-    let balloon = pressure_balloon_mib("pixel4").unwrap();
+    // The experiment's own quick runs (6 iterations of each sequence), on the Pixel 4.
+    let specs: Vec<_> = floe_lab::asap::specs(true).unwrap().into_iter().filter(|s| s.device == "pixel4").collect();
     let policies = ["demand-paging", "asap-anon", "asap-file", "asap"];
-    let mut specs = Vec::new();
-    for wl in ["asap-seq1", "asap-seq2", "asap-seq3"] {
-        for p in policies {
-            specs.push(RunSpec {
-                device: "pixel4".into(),
-                workload: wl.into(),
-                policy: p.into(),
-                seed: 1,
-                bg_apps: None,
-                use_s: None,
-                balloon_mib: Some(balloon),
-                rounds: Some(6),
-            });
-        }
-    }
+    assert!(specs.iter().all(|s| s.balloon_mib == Some(pressure_balloon_mib("pixel4").unwrap())));
+    assert_eq!(specs.iter().map(|s| s.policy.as_str()).take(4).collect::<Vec<_>>(), policies);
     let runs = run_all(&specs).unwrap();
     for chunk in runs.chunks(policies.len()) {
         let base = &chunk[0].metrics;

@@ -76,12 +76,15 @@ fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_not
     let (v2, mem) = (mount("cgroup2", None), mount("cgroup", Some("memory")));
     let mut c = Cleanup { procs: vec![], dirs: vec![], files: vec![], zram: false };
     // zram swap, so the memory-limited app's pages are swapped and refault.
-    let size = std::fs::read_to_string("/sys/block/zram0/disksize").expect("needs /dev/zram0");
-    assert_eq!(size.trim(), "0", "zram0 is configured by someone else; not touching it");
-    std::fs::write("/sys/block/zram0/disksize", "256M").unwrap();
-    c.zram = true;
-    assert!(Command::new("mkswap").arg("/dev/zram0").stdout(Stdio::null()).status().unwrap().success());
-    assert!(Command::new("swapon").arg("/dev/zram0").status().unwrap().success());
+    // Used as it is if zram0 already is swap; else set up here and torn down after.
+    if !std::fs::read_to_string("/proc/swaps").unwrap().lines().any(|l| l.starts_with("/dev/zram0")) {
+        let size = std::fs::read_to_string("/sys/block/zram0/disksize").expect("needs /dev/zram0");
+        assert_eq!(size.trim(), "0", "zram0 is configured, but not as swap, by someone else; not touching it");
+        std::fs::write("/sys/block/zram0/disksize", "256M").unwrap();
+        c.zram = true;
+        assert!(Command::new("mkswap").arg("/dev/zram0").stdout(Stdio::null()).status().unwrap().success());
+        assert!(Command::new("swapon").arg("/dev/zram0").status().unwrap().success());
+    }
 
     let sock = format!("/tmp/{tag}.sock");
     let cfg = std::env::temp_dir().join(format!("{tag}.toml"));

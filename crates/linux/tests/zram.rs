@@ -1,7 +1,7 @@
 //! process_madvise on the real kernel with zram swap: MADV_PAGEOUT compresses a
 //! process's anonymous memory into zram, MADV_WILLNEED brings it back ahead of use
-//! (what Selective's and ASAP's actions become on Linux). The test sets up zram0 as swap
-//! if it is unused and restores it afterwards; it refuses to touch a zram0 that is
+//! (what Selective's and ASAP's actions become on Linux). The test uses zram0 if it is
+//! already swap, else sets it up and restores it afterwards; it refuses to touch a zram0 that is
 //! configured by someone else.
 
 use floe_linux::procfs::parse_kb_table;
@@ -9,24 +9,35 @@ use floe_linux::sys::{anon_ranges, Pidfd, MADV_PAGEOUT, MADV_WILLNEED};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-struct ZramSwap;
+/// zram0 as swap for the test: used as it is when it already is an active swap device
+/// (then left alone), set up and torn down by the test when it is unused, refused when
+/// someone configured it for something else.
+struct ZramSwap {
+    ours: bool,
+}
 
 impl ZramSwap {
     fn setup() -> ZramSwap {
+        let swaps = std::fs::read_to_string("/proc/swaps").unwrap();
+        if swaps.lines().any(|l| l.starts_with("/dev/zram0")) {
+            return ZramSwap { ours: false };
+        }
         let size = std::fs::read_to_string("/sys/block/zram0/disksize").expect("this test needs /dev/zram0");
-        assert_eq!(size.trim(), "0", "zram0 is already configured by someone else; not touching it");
+        assert_eq!(size.trim(), "0", "zram0 is configured, but not as swap, by someone else; not touching it");
         std::fs::write("/sys/block/zram0/disksize", "256M").unwrap();
         let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
         ok(Command::new("mkswap").arg("/dev/zram0").stdout(Stdio::null()));
         ok(Command::new("swapon").arg("/dev/zram0"));
-        ZramSwap
+        ZramSwap { ours: true }
     }
 }
 
 impl Drop for ZramSwap {
     fn drop(&mut self) {
-        let _ = Command::new("swapoff").arg("/dev/zram0").status();
-        let _ = std::fs::write("/sys/block/zram0/reset", "1");
+        if self.ours {
+            let _ = Command::new("swapoff").arg("/dev/zram0").status();
+            let _ = std::fs::write("/sys/block/zram0/reset", "1");
+        }
     }
 }
 

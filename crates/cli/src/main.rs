@@ -64,15 +64,28 @@ enum Cmd {
         #[arg(long, hide = true, default_value = "floe")]
         cgroup_root: String,
     },
-    /// Talk to a running daemon: `fg APP` (APP comes to the foreground), `status`,
-    /// `apps`, `metrics` (OpenMetrics text).
+    /// Talk to a running daemon: `fg APP` (APP comes to the foreground: a launch
+    /// begins), `launch-done APP [MS]` (its first frame is up, after MS ms or the time
+    /// since `fg`), `status`, `apps`, `metrics` (OpenMetrics text).
     Ctl {
         /// The daemon's control socket.
         #[arg(long, default_value = "/run/floe.sock")]
         socket: String,
-        /// The request and its argument.
-        #[arg(required = true, num_args = 1..=2)]
+        /// The request and its arguments.
+        #[arg(required = true, num_args = 1..=3)]
         request: Vec<String>,
+    },
+    /// Show what the daemon's policies learned (its SQLite state database), or replace
+    /// one policy's state with a JSON file (stop the daemon first: it saves at exit).
+    State {
+        /// The state database (the config's `state_db`).
+        #[arg(long, default_value = "/var/lib/floe/state.db")]
+        db: String,
+        /// Only this policy's state (or the policy whose state --set replaces).
+        policy: Option<String>,
+        /// Replace POLICY's state with this JSON file.
+        #[arg(long, requires = "policy")]
+        set: Option<String>,
     },
 }
 
@@ -141,6 +154,7 @@ fn main() {
             Some(pid) => floe_linux::daemon::supervise(pid, &cgroup_root).map_err(Into::into),
             None => daemon(check, config.as_deref(), &policy, dry_run),
         },
+        Cmd::State { db, policy, set } => state(&db, policy.as_deref(), set.as_deref()),
         Cmd::Ctl { socket, request } => {
             floe_linux::daemon::ctl(std::path::Path::new(&socket), &request.join(" ")).map_err(anyhow::Error::from).and_then(|out| {
                 print!("{out}");
@@ -187,6 +201,30 @@ fn daemon(check: bool, config: Option<&str>, policy: &str, dry_run: bool) -> Res
     }
     if !missing.is_empty() {
         bail!("policy `{policy}` needs what this kernel does not offer: {}", missing.join(", "));
+    }
+    Ok(())
+}
+
+fn state(db: &str, policy: Option<&str>, set: Option<&str>) -> Result<()> {
+    let path = std::path::Path::new(db);
+    if set.is_none() && !path.exists() {
+        bail!("{db}: no state database (the daemon creates it at `state_db`)");
+    }
+    let mut store = floe_linux::state::Store::open(path)?;
+    if let (Some(p), Some(file)) = (policy, set) {
+        if floe_policies::lookup(p).is_none() {
+            bail!("unknown policy `{p}` (see `floe list policies`)");
+        }
+        let text = std::fs::read_to_string(file).with_context(|| file.to_string())?;
+        serde_json::from_str::<serde_json::Value>(&text).map_err(|e| anyhow::anyhow!("{file}:{}: {e}", e.line()))?;
+        store.save(p, text.trim())?;
+        println!("{p}: state replaced from {file}");
+        return Ok(());
+    }
+    for (p, st, at) in store.list()? {
+        if policy.is_none_or(|want| want == p) {
+            println!("{p} (saved at unix {at}): {st}");
+        }
     }
     Ok(())
 }

@@ -170,3 +170,27 @@ fn daemon_check_passes_on_this_machine_and_the_sample_config_is_valid() {
     let out = floe(&["daemon", "--check", "--policy", "nope"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn state_set_checks_its_input_and_show_prints_it_back() {
+    let dir = std::env::temp_dir().join(format!("floe-state-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("state.db");
+    let db = db.to_str().unwrap();
+    let out = floe(&["state", "--db", db]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("no state database"));
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "{\n  \"launch_seq\": 1,\n  oops\n}\n").unwrap();
+    let out = floe(&["state", "--db", db, "smartlmk", "--set", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("bad.json:3"), "{err}");
+    let out = floe(&["state", "--db", db, "no-such-policy", "--set", bad.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown policy"));
+    let good = dir.join("good.json");
+    std::fs::write(&good, "{\"launch_seq\": 3, \"apps\": {}}\n").unwrap();
+    assert!(floe(&["state", "--db", db, "smartlmk", "--set", good.to_str().unwrap()]).status.success());
+    let out = floe(&["state", "--db", db]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.starts_with("smartlmk (saved at unix ") && shown.contains("{\"launch_seq\": 3, \"apps\": {}}"), "{shown}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,12 +1,18 @@
 //! The daemon on the real kernel (root; cgroup v2 plus v1 memory; zram): Ice freezes the
 //! background app that refaults, `floe ctl fg` thaws it, and SIGKILL of the daemon
-//! leaves nothing frozen (its supervisor thaws within a second). The test owns its
-//! cgroups, processes, socket and zram swap, and removes them.
+//! leaves nothing frozen (its supervisor thaws within a second); SmartLMK kills the set
+//! its knapsack chooses from a restored history, through pidfds, and nothing else;
+//! selective swap/kill keeps a kill-target's memory out of swap while a swap-target's
+//! goes. Each test owns its cgroups, processes, socket, state database and (if it had to
+//! set it up) zram swap, and removes them. The tests take turns: they share zram.
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
 
 struct Cleanup {
     procs: Vec<Child>,
@@ -52,6 +58,73 @@ fn mount(fs: &str, opt: Option<&str>) -> PathBuf {
     panic!("this test needs a {fs} mount {opt:?}");
 }
 
+/// Makes zram0 swap if it is not already; true when this test set it up (and so must
+/// tear it down). zram0 configured as something else is left alone, and the test fails.
+fn zram_swap() -> bool {
+    if std::fs::read_to_string("/proc/swaps").unwrap().lines().any(|l| l.starts_with("/dev/zram0")) {
+        return false;
+    }
+    let size = std::fs::read_to_string("/sys/block/zram0/disksize").expect("needs /dev/zram0");
+    assert_eq!(size.trim(), "0", "zram0 is configured, but not as swap, by someone else; not touching it");
+    std::fs::write("/sys/block/zram0/disksize", "256M").unwrap();
+    assert!(Command::new("mkswap").arg("/dev/zram0").stdout(Stdio::null()).status().unwrap().success());
+    assert!(Command::new("swapon").arg("/dev/zram0").status().unwrap().success());
+    true
+}
+
+fn db_files(db: &str) -> Vec<PathBuf> {
+    ["", "-wal", "-shm"].iter().map(|s| PathBuf::from(format!("{db}{s}"))).collect()
+}
+
+/// Starts the daemon on `cfg` and waits for its first line (groups, supervisor and
+/// socket are up); its lines go to stderr and are collected.
+fn start_daemon(cfg: &Path, expect: &str) -> (Child, std::sync::Arc<Mutex<Vec<String>>>) {
+    let mut daemon = Command::new(env!("CARGO_BIN_EXE_floe"))
+        .args(["daemon", "--config", cfg.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(daemon.stdout.take().unwrap()).lines();
+    let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
+    loop {
+        let l = lines.next().expect("the daemon exited before it was up").unwrap();
+        eprintln!("daemon: {l}");
+        seen.lock().unwrap().push(l.clone());
+        if l.contains("floe daemon: policy") {
+            assert!(l.contains(expect), "{l}");
+            break;
+        }
+    }
+    let keep = seen.clone();
+    std::thread::spawn(move || {
+        for l in lines {
+            let l = l.unwrap_or_default();
+            eprintln!("daemon: {l}");
+            keep.lock().unwrap().push(l);
+        }
+    });
+    (daemon, seen)
+}
+
+/// A python process named `name` (its cmdline) that waits for `go` to exist, then
+/// touches `mib` MiB of anonymous memory in steps of `step` MiB every `pause` seconds,
+/// then sleeps.
+fn app(name: &str, go: &Path, mib: usize, step: usize, pause: f64) -> Child {
+    let script = format!(
+        "import mmap,os,time\nwhile not os.path.exists({go:?}): time.sleep(0.02)\nm=mmap.mmap(-1,{mib}<<20,flags=mmap.MAP_PRIVATE|mmap.MAP_ANONYMOUS)\nfor s in range(0,{mib},{step}):\n    for i in range(s<<20,min(s+{step},{mib})<<20,4096): m[i]=1\n    time.sleep({pause})\ntime.sleep(600)\n"
+    );
+    Command::new("python3").args(["-c", &script, name]).spawn().unwrap()
+}
+
+fn vm_kb(pid: u32, key: &str) -> u64 {
+    let st = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    st.lines().find(|l| l.starts_with(key)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+fn alive(c: &mut Child) -> bool {
+    c.try_wait().unwrap().is_none()
+}
+
 fn frozen(dir: &Path) -> bool {
     std::fs::read_to_string(dir.join("cgroup.events")).unwrap_or_default().lines().any(|l| l == "frozen 1")
 }
@@ -72,27 +145,21 @@ fn ctl(sock: &str, req: &[&str]) -> String {
 
 #[test]
 fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_nothing_frozen() {
-    let tag = format!("floe-itest-{}", std::process::id());
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tag = format!("floe-itest-ice-{}", std::process::id());
     let (v2, mem) = (mount("cgroup2", None), mount("cgroup", Some("memory")));
     let mut c = Cleanup { procs: vec![], dirs: vec![], files: vec![], zram: false };
     // zram swap, so the memory-limited app's pages are swapped and refault.
-    // Used as it is if zram0 already is swap; else set up here and torn down after.
-    if !std::fs::read_to_string("/proc/swaps").unwrap().lines().any(|l| l.starts_with("/dev/zram0")) {
-        let size = std::fs::read_to_string("/sys/block/zram0/disksize").expect("needs /dev/zram0");
-        assert_eq!(size.trim(), "0", "zram0 is configured, but not as swap, by someone else; not touching it");
-        std::fs::write("/sys/block/zram0/disksize", "256M").unwrap();
-        c.zram = true;
-        assert!(Command::new("mkswap").arg("/dev/zram0").stdout(Stdio::null()).status().unwrap().success());
-        assert!(Command::new("swapon").arg("/dev/zram0").status().unwrap().success());
-    }
+    c.zram = zram_swap();
 
     let sock = format!("/tmp/{tag}.sock");
     let cfg = std::env::temp_dir().join(format!("{tag}.toml"));
     c.files.extend([PathBuf::from(&sock), cfg.clone()]);
+    c.files.extend(db_files(&format!("/tmp/{tag}.db")));
     std::fs::write(
         &cfg,
         format!(
-            "policy = \"ice\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nsample_ms = 50\ndiscover_ms = 50\n\n[[app]]\nname = \"fg\"\ncmdline = \"{tag}-fg\"\n\n[[app]]\nname = \"bg\"\ncmdline = \"{tag}-bg\"\n"
+            "policy = \"ice\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nstate_db = \"/tmp/{tag}.db\"\nsample_ms = 50\ndiscover_ms = 50\n\n[[app]]\nname = \"fg\"\ncmdline = \"{tag}-fg\"\n\n[[app]]\nname = \"bg\"\ncmdline = \"{tag}-bg\"\n"
         ),
     )
     .unwrap();
@@ -102,16 +169,7 @@ fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_not
         c.dirs.push(root.join("fg"));
         c.dirs.push(root.join("bg"));
     }
-    let mut daemon = Command::new(env!("CARGO_BIN_EXE_floe"))
-        .args(["daemon", "--config", cfg.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = std::io::BufReader::new(daemon.stdout.take().unwrap()).lines();
-    // The first line is printed once the groups, supervisor and socket are up.
-    let first = lines.next().unwrap().unwrap();
-    assert!(first.contains("floe daemon: policy ice, 2 apps"), "{first}");
-    std::thread::spawn(move || lines.for_each(|l| eprintln!("daemon: {}", l.unwrap_or_default())));
+    let (mut daemon, _) = start_daemon(&cfg, "policy ice, 2 apps");
     let bg_mem = mem.join(&tag).join("bg");
     std::fs::write(bg_mem.join("memory.limit_in_bytes"), "24M").unwrap();
 
@@ -151,4 +209,177 @@ fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_not
     daemon.wait().unwrap();
     wait_for("bg thawed after SIGKILL of the daemon", Duration::from_millis(1000), || !frozen(&bg));
     eprintln!("thawed {:?} after SIGKILL", killed.elapsed());
+}
+
+fn history(launches: u64, start_ms: f64, resume_ms: f64, peak_mib: Option<f64>) -> String {
+    format!(
+        r#"{{"launches":{launches},"starts":1,"start_ms_sum":{start_ms},"resumes":1,"resume_ms_sum":{resume_ms},"rss_peak_pages":{},"reuse_distance_sum":1,"reuse_distances":1,"last_launch_seq":9}}"#,
+        peak_mib.map_or("null".to_string(), |m| (m * 256.0).to_string())
+    )
+}
+
+#[test]
+fn smartlmk_kills_the_chosen_set_through_pidfds_and_nothing_else() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tag = format!("floe-itest-lmk-{}", std::process::id());
+    let (v2, mem) = (mount("cgroup2", None), mount("cgroup", Some("memory")));
+    let mut c = Cleanup { procs: vec![], dirs: vec![], files: vec![], zram: false };
+    let (sock, db, go) = (format!("/tmp/{tag}.sock"), format!("/tmp/{tag}.db"), PathBuf::from(format!("/tmp/{tag}.go")));
+    let cfg = std::env::temp_dir().join(format!("{tag}.toml"));
+    c.files.extend([PathBuf::from(&sock), cfg.clone(), go.clone()]);
+    c.files.extend(db_files(&db));
+    for base in [&v2, &mem] {
+        let root = base.join(&tag);
+        c.dirs.push(root.clone());
+        for a in ["top", "a", "b", "c", "d"] {
+            c.dirs.push(root.join(a));
+        }
+    }
+    // A 600 MiB budget; the killer's one level: below 100 MiB free, cached apps may die.
+    let mut toml = format!(
+        "policy = \"smartlmk\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nstate_db = \"{db}\"\nsample_ms = 50\ndiscover_ms = 50\nmemory_limit_mib = 600\nminfree_mib = [[900, 100]]\n"
+    );
+    for a in ["top", "a", "b", "c", "d"] {
+        toml += &format!("\n[[app]]\nname = \"{a}\"\ncmdline = \"{tag}-{a}\"\n");
+    }
+    std::fs::write(&cfg, toml).unwrap();
+    // The history store a previous run left: a and b are cheap to restart (value
+    // (T_start - T_resume)(1 - 1/e) = 800 and 700 ms), c and d dear (4000, 3000 ms);
+    // the foreground app `top` peaks at 400 MiB.
+    let hist = format!(
+        r#"{{"launch_seq":10,"apps":{{"top":{},"a":{},"b":{},"c":{},"d":{}}}}}"#,
+        history(5, 1500.0, 300.0, Some(400.0)),
+        history(2, 1000.0, 200.0, None),
+        history(2, 900.0, 200.0, None),
+        history(2, 4200.0, 200.0, None),
+        history(2, 3200.0, 200.0, None)
+    );
+    let hist_file = std::env::temp_dir().join(format!("{tag}.json"));
+    std::fs::write(&hist_file, hist).unwrap();
+    c.files.push(hist_file.clone());
+    let st = Command::new(env!("CARGO_BIN_EXE_floe"))
+        .args(["state", "--db", &db, "smartlmk", "--set", hist_file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+
+    let (daemon, log) = start_daemon(&cfg, "policy smartlmk, 5 apps");
+    let daemon_pid = daemon.id();
+    c.procs.push(daemon);
+    assert!(log.lock().unwrap().iter().any(|l| l.contains("state: restored smartlmk")), "{:?}", log.lock().unwrap());
+    // Background apps: a and b hold 86 MiB each (memory net of zygote ~70 MiB), c and d
+    // 60 MiB (~44 MiB). The foreground app then grows to 230 MiB. SmartLMK's demand at
+    // the trigger is RSS_peak(top) - RSS(top) - free, about 400 - 292 = 108 MiB: a
+    // single cheap app does not cover it, a + b (value 1500) is the cheapest set that
+    // does; any set with c or d costs more.
+    let sizes = [("top", 230), ("a", 86), ("b", 86), ("c", 60), ("d", 60)];
+    for (a, mib) in sizes {
+        c.procs.push(app(&format!("{tag}-{a}"), &go, mib, if a == "top" { 8 } else { mib }, 0.15));
+    }
+    // A process outside floe's apps that must survive.
+    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-other sleep 600")]).spawn().unwrap());
+    wait_for("all apps adopted", Duration::from_secs(5), || {
+        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 5
+    });
+    ctl(&sock, &["fg", "top"]);
+    ctl(&sock, &["launch-done", "top", "300"]);
+    // Charges count from here (the apps allocate only once in their groups).
+    std::fs::write(&go, "").unwrap();
+    // procs: 0 daemon, 1 top, 2 a, 3 b, 4 c, 5 d, 6 bystander.
+    wait_for("a and b killed", Duration::from_secs(30), || !alive(&mut c.procs[2]) && !alive(&mut c.procs[3]));
+    // Let the foreground app finish growing: nothing else dies.
+    std::thread::sleep(Duration::from_secs(3));
+    for (i, who) in [(1, "top"), (4, "c"), (5, "d"), (6, "bystander")] {
+        assert!(alive(&mut c.procs[i]), "{who} must survive");
+    }
+    assert!(vm_kb(c.procs[1].id(), "VmRSS:") > 200 << 10, "top grew to its full size");
+    let kills: Vec<String> = log.lock().unwrap().iter().filter(|l| l.contains(" kill ")).cloned().collect();
+    assert_eq!(kills.len(), 2, "{kills:?}");
+    assert!(kills.iter().any(|l| l.ends_with("kill a")) && kills.iter().any(|l| l.ends_with("kill b")), "{kills:?}");
+    let m = ctl(&sock, &["metrics"]);
+    assert!(m.contains("floe_kills_total 2\n"), "{m}");
+    // Stopped cleanly, the daemon saves what it learned: top's launch is in the history.
+    assert!(Command::new("kill").args(["-TERM", &daemon_pid.to_string()]).status().unwrap().success());
+    let _ = c.procs[0].wait();
+    let out = Command::new(env!("CARGO_BIN_EXE_floe")).args(["state", "--db", &db, "smartlmk"]).output().unwrap();
+    let out = String::from_utf8_lossy(&out.stdout);
+    let json = out.split_once(": ").map(|(_, j)| j).unwrap_or_else(|| panic!("{out}"));
+    let saved: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(saved["apps"]["top"]["launches"], 6, "{out}");
+    assert_eq!(saved["apps"]["top"]["resumes"], 2, "{out}");
+}
+
+#[test]
+fn selective_keeps_kill_targets_out_of_swap() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tag = format!("floe-itest-sel-{}", std::process::id());
+    let (v2, mem) = (mount("cgroup2", None), mount("cgroup", Some("memory")));
+    let mut c = Cleanup { procs: vec![], dirs: vec![], files: vec![], zram: false };
+    c.zram = zram_swap();
+    let (sock, db, go) = (format!("/tmp/{tag}.sock"), format!("/tmp/{tag}.db"), PathBuf::from(format!("/tmp/{tag}.go")));
+    let marker = PathBuf::from(format!("/tmp/{tag}.saved-state"));
+    let cfg = std::env::temp_dir().join(format!("{tag}.toml"));
+    c.files.extend([PathBuf::from(&sock), cfg.clone(), go.clone(), marker.clone()]);
+    c.files.extend(db_files(&db));
+    for base in [&v2, &mem] {
+        let root = base.join(&tag);
+        c.dirs.push(root.clone());
+        for a in ["fg", "k", "s"] {
+            c.dirs.push(root.join(a));
+        }
+    }
+    // k has saved its state (the marker file exists): a kill-target. s has not: a
+    // swap-target. No budget: the machine's free memory is far above the kill
+    // threshold, so nothing is killed and what happens is reclaim only.
+    std::fs::write(&marker, "").unwrap();
+    let mut toml = format!(
+        "policy = \"selective-kill-first\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nstate_db = \"{db}\"\nsample_ms = 50\ndiscover_ms = 50\n"
+    );
+    for a in ["fg", "k", "s"] {
+        toml += &format!("\n[[app]]\nname = \"{a}\"\ncmdline = \"{tag}-{a}\"\n");
+        if a == "k" {
+            toml += &format!("state_marker = \"{}\"\n", marker.display());
+        }
+    }
+    std::fs::write(&cfg, &toml).unwrap();
+
+    let (daemon, log) = start_daemon(&cfg, "policy selective-kill-first, 3 apps");
+    c.procs.push(daemon);
+    for (a, mib) in [("fg", 120), ("k", 60), ("s", 60)] {
+        c.procs.push(app(&format!("{tag}-{a}"), &go, mib, if a == "fg" { 8 } else { mib }, 0.1));
+    }
+    wait_for("all apps adopted", Duration::from_secs(5), || {
+        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 3
+    });
+    ctl(&sock, &["fg", "fg"]);
+    let k_mem = mem.join(&tag).join("k");
+    wait_for("k made unswappable", Duration::from_secs(5), || {
+        std::fs::read_to_string(k_mem.join("memory.swappiness")).unwrap_or_default().trim() == "0"
+    });
+    let s_swappiness = std::fs::read_to_string(mem.join(&tag).join("s/memory.swappiness")).unwrap();
+    assert_ne!(s_swappiness.trim(), "0", "a swap-target keeps its swappiness");
+    // The apps' total (240 MiB) over a 180 MiB limit on their root: the kernel reclaims
+    // inside the root group, and only swap-targets' anonymous memory may go to swap.
+    std::fs::write(mem.join(&tag).join("memory.limit_in_bytes"), "180M").unwrap();
+    std::fs::write(&go, "").unwrap();
+    // procs: 0 daemon, 1 fg, 2 k, 3 s.
+    wait_for("fg at full size", Duration::from_secs(30), || {
+        vm_kb(c.procs[1].id(), "VmRSS:") + vm_kb(c.procs[1].id(), "VmSwap:") > 120 << 10
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    for i in 1..=3 {
+        assert!(alive(&mut c.procs[i]), "nothing is killed (proc {i})");
+    }
+    let (k, s) = (c.procs[2].id(), c.procs[3].id());
+    eprintln!(
+        "k: rss {} kB swap {} kB; s: rss {} kB swap {} kB",
+        vm_kb(k, "VmRSS:"),
+        vm_kb(k, "VmSwap:"),
+        vm_kb(s, "VmRSS:"),
+        vm_kb(s, "VmSwap:")
+    );
+    assert_eq!(vm_kb(k, "VmSwap:"), 0, "the kill-target is never swapped");
+    assert!(vm_kb(k, "VmRSS:") > 60 << 10, "the kill-target keeps all of its memory resident");
+    assert!(vm_kb(s, "VmSwap:") > 8 << 10, "the swap-target's memory goes to swap");
+    assert!(log.lock().unwrap().iter().any(|l| l.ends_with("swappable k")), "{:?}", log.lock().unwrap());
 }

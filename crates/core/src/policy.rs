@@ -225,4 +225,14 @@ pub trait Policy {
     fn setup(&self) -> Setup;
     /// React to an event; push the actions to take onto `out`.
     fn on_event(&mut self, ev: &Event, view: &dyn SystemView, out: &mut Vec<Action>);
+    /// What the policy has learned that should outlive the process (SmartLMK's history
+    /// store), as text the backend persists; apps are named, not numbered, so the state
+    /// survives a different numbering. None: nothing to keep.
+    fn export_state(&self, _view: &dyn SystemView) -> Option<String> {
+        None
+    }
+    /// Restores what [`Policy::export_state`] produced.
+    fn import_state(&mut self, _state: &str, _view: &dyn SystemView) -> Result<(), String> {
+        Ok(())
+    }
 }

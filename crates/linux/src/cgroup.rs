@@ -144,28 +144,75 @@ impl AppGroup {
         Ok(read(d.join("freezer.state"))?.trim() == "FROZEN")
     }
 
-    /// Kills every process of the app at once (v2 `cgroup.kill`); without v2, each
-    /// process through its pidfd. Waits until the group is empty.
+    /// Kills every process of the app through its pidfd (a pid that died and was reused
+    /// meanwhile is never signalled), waits for each to exit, then sweeps up any process
+    /// forked in between (v2 `cgroup.kill`, or another pidfd round). Waits until the
+    /// group is empty.
     pub fn kill(&self, timeout: Duration) -> Result<()> {
-        if let Some(d) = &self.v2 {
-            write(d.join("cgroup.kill"), "1")?;
-        } else {
-            // A frozen v1 group must be thawed for SIGKILL to be delivered promptly.
+        if self.v2.is_none() {
+            // A frozen v1 group must be thawed for SIGKILL to be delivered promptly (a
+            // v2 frozen task wakes for a fatal signal by itself).
             let _ = self.set_frozen(false, timeout);
-            for pid in self.pids()? {
-                if let Ok(p) = crate::sys::Pidfd::open(pid) {
-                    let _ = p.send_signal(libc::SIGKILL);
-                }
-            }
         }
         let start = Instant::now();
+        let fds: Vec<crate::sys::Pidfd> = self.pids()?.into_iter().filter_map(|pid| crate::sys::Pidfd::open(pid).ok()).collect();
+        for p in &fds {
+            let _ = p.send_signal(libc::SIGKILL);
+        }
+        for p in &fds {
+            p.wait_exit(timeout.saturating_sub(start.elapsed()))?;
+        }
+        let mut swept = false;
         while !self.pids()?.is_empty() {
             if start.elapsed() > timeout {
                 return Err(Error::Timeout { what: format!("killing {}", self.name), ms: timeout.as_millis() as u64 });
             }
+            if !swept {
+                swept = true;
+                match &self.v2 {
+                    Some(d) => write(d.join("cgroup.kill"), "1")?,
+                    None => {
+                        for pid in self.pids()? {
+                            if let Ok(p) = crate::sys::Pidfd::open(pid) {
+                                let _ = p.send_signal(libc::SIGKILL);
+                            }
+                        }
+                    }
+                }
+            }
             std::thread::sleep(Duration::from_millis(1));
         }
         Ok(())
+    }
+
+    /// Caps the group's memory (v1 `memory.limit_in_bytes`, or v2 `memory.max` where the
+    /// memory controller is on v2).
+    pub fn set_memory_limit(&self, bytes: u64) -> Result<()> {
+        if let Some(d) = &self.memory {
+            return write(d.join("memory.limit_in_bytes"), &bytes.to_string());
+        }
+        match &self.v2 {
+            Some(d) if d.join("memory.max").exists() => write(d.join("memory.max"), &bytes.to_string()),
+            _ => Err(Error::Unsupported("no memory controller (v1 memory or v2 memory.max): cannot cap the apps' memory".into())),
+        }
+    }
+
+    /// The group's memory use as (charged bytes, inactive file bytes): what a budget
+    /// counts, and the part of it the kernel can drop cheaply.
+    pub fn memory_usage(&self) -> Result<(u64, u64)> {
+        if let Some(d) = &self.memory {
+            let usage: u64 = read(d.join("memory.usage_in_bytes"))?.trim().parse().unwrap_or(0);
+            let st = parse_flat(&read(d.join("memory.stat"))?);
+            return Ok((usage, st.get("total_inactive_file").copied().unwrap_or(0)));
+        }
+        match &self.v2 {
+            Some(d) if d.join("memory.current").exists() => {
+                let usage: u64 = read(d.join("memory.current"))?.trim().parse().unwrap_or(0);
+                let st = parse_flat(&read(d.join("memory.stat"))?);
+                Ok((usage, st.get("inactive_file").copied().unwrap_or(0)))
+            }
+            _ => Err(Error::Unsupported("no memory controller: no per-group memory use".into())),
+        }
     }
 
     /// Workingset refaults of the app's memory cgroup: (anonymous, file).

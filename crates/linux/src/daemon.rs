@@ -7,10 +7,11 @@
 
 use crate::cgroup::{AppGroup, Hierarchies};
 use crate::procfs::{parse_cpu_line, parse_kb_table};
+use crate::state::Store;
 use crate::sys::{anon_ranges, Pidfd, PsiTrigger, MADV_PAGEOUT, MADV_WILLNEED};
 use crate::{read, Error, Result};
 use floe_core::{
-    Action, AppId, AppInfo, AppState, CpuClass, Event, LaunchKind, MemInfo, Nanos, PageKind, Pages, Policy, PriorityClass, Setup,
+    Action, AppId, AppInfo, AppState, CpuClass, Event, LaunchKind, LmkMode, MemInfo, Nanos, PageKind, Pages, Policy, PriorityClass, Setup,
     SystemView,
 };
 use serde::Deserialize;
@@ -52,6 +53,27 @@ pub struct Config {
     /// Log every action instead of taking it.
     #[serde(default)]
     pub dry_run: bool,
+    /// SQLite database (WAL) where what the policy learned is kept across restarts and
+    /// crashes (SmartLMK's history store, selective's demotions); saved every
+    /// `state_save_s` seconds and at exit, loaded at start.
+    #[serde(default = "default_state_db")]
+    pub state_db: PathBuf,
+    #[serde(default = "default_state_save_s")]
+    pub state_save_s: u64,
+    /// Memory budget of all the apps together (the root group's limit), in MiB. When
+    /// set, policies see the budget as the device's memory: total is the budget and
+    /// free is what is left of it (plus the apps' inactive page cache). Unset: the
+    /// whole machine (/proc/meminfo's MemTotal and MemAvailable).
+    #[serde(default)]
+    pub memory_limit_mib: Option<u64>,
+    /// The low-memory killer's levels as [oom_adj, MiB] pairs: below MiB free, apps with
+    /// oom_adj at or above the level's may die (stock policies kill the highest adj,
+    /// largest first; `lmk = "policy"` policies such as SmartLMK choose for themselves).
+    /// Default: AOSP ProcessList's mOomMinFreeHigh (72, 90, 108, 126, 144, 180 MiB for
+    /// adj 0, 100, 200, 250, 900, 950). A policy's own kill threshold (selective)
+    /// replaces the table.
+    #[serde(default = "default_minfree")]
+    pub minfree_mib: Vec<(i32, f64)>,
     /// The apps floe manages.
     #[serde(default, rename = "app")]
     pub apps: Vec<AppRule>,
@@ -72,6 +94,17 @@ fn default_sample_ms() -> u64 {
 fn default_discover_ms() -> u64 {
     1000
 }
+fn default_state_db() -> PathBuf {
+    "/var/lib/floe/state.db".into()
+}
+fn default_state_save_s() -> u64 {
+    5
+}
+/// src: AOSP frameworks/base ProcessList.java (Android 10), mOomAdj and mOomMinFreeHigh
+/// (KB / 1024), at scale 1.
+fn default_minfree() -> Vec<(i32, f64)> {
+    vec![(0, 72.0), (100, 90.0), (200, 108.0), (250, 126.0), (900, 144.0), (950, 180.0)]
+}
 
 /// Which processes make up an app: every given criterion must hold.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -89,6 +122,20 @@ pub struct AppRule {
     /// Android's perceptible class: never frozen (music, navigation, downloads).
     #[serde(default)]
     pub perceptible: bool,
+    /// The app saves its own context (selective swap/kill makes it a kill-target).
+    #[serde(default)]
+    pub saves_context: bool,
+    /// A file whose existence shows that the app has saved its state (the paper's
+    /// saved-state marker, checked at every sample); present means `saves_context`.
+    #[serde(default)]
+    pub state_marker: Option<PathBuf>,
+    /// Selective swap/kill's priority class: high, medium (default) or low.
+    #[serde(default = "default_priority")]
+    pub priority: PriorityClass,
+}
+
+fn default_priority() -> PriorityClass {
+    PriorityClass::Medium
 }
 
 impl Config {
@@ -109,6 +156,20 @@ impl Config {
         }
         if !(10..=600_000).contains(&c.discover_ms) {
             return Err(format!("{path}: discover_ms: must be 10..=600000, got {}", c.discover_ms));
+        }
+        if !(1..=86_400).contains(&c.state_save_s) {
+            return Err(format!("{path}: state_save_s: must be 1..=86400, got {}", c.state_save_s));
+        }
+        if c.memory_limit_mib == Some(0) {
+            return Err(format!("{path}: memory_limit_mib: must be above 0"));
+        }
+        for (i, &(adj, mib)) in c.minfree_mib.iter().enumerate() {
+            if !((-1000..=1000).contains(&adj) && mib >= 0.0 && mib.is_finite()) {
+                return Err(format!("{path}: minfree_mib[{i}]: needs an oom_adj in -1000..=1000 and MiB >= 0, got [{adj}, {mib}]"));
+            }
+            if i > 0 && adj <= c.minfree_mib[i - 1].0 {
+                return Err(format!("{path}: minfree_mib[{i}]: levels must be in ascending oom_adj order"));
+            }
         }
         for (i, a) in c.apps.iter().enumerate() {
             if a.name.is_empty() || a.name.contains('/') || a.name.contains(char::is_whitespace) {
@@ -192,6 +253,10 @@ struct App {
     /// Resident and swapped bytes at the last sample.
     rss: u64,
     swap: u64,
+    /// Whether the app's saved-state marker existed at the last sample.
+    marker: bool,
+    /// The launch in progress: when `floe ctl fg` began it, and how.
+    launching: Option<(Instant, LaunchKind)>,
 }
 
 /// Counters exported as OpenMetrics.
@@ -205,6 +270,7 @@ struct Counters {
     refaults_fg_anon: u64,
     refaults_fg_file: u64,
     refused: u64,
+    low_memory: u64,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -227,8 +293,16 @@ pub struct Daemon {
     supervisor: i32,
     c: Counters,
     pending: Vec<Event>,
-    /// /proc/meminfo at the last sample (policies read it through `mem()` often).
+    /// /proc/meminfo (or the budget) at the last sample (policies read it often).
     meminfo: MemInfo,
+    /// The group holding every app group (its limit is the memory budget).
+    root: AppGroup,
+    /// The low-memory killer's levels, ascending oom_adj: (adj, free below which).
+    lmk_levels: Vec<(i32, Pages)>,
+    /// The level free memory was below at the last sample.
+    lmk_level: Option<i32>,
+    store: Store,
+    last_save: Instant,
 }
 
 impl Daemon {
@@ -244,6 +318,16 @@ impl Daemon {
             )));
         }
         thaw_all(&hier, &cfg.cgroup_root)?;
+        let root = AppGroup::create(&hier, &cfg.cgroup_root)?;
+        if let Some(mib) = cfg.memory_limit_mib {
+            root.set_memory_limit(mib << 20)?;
+        }
+        let lmk_levels = match setup.kill_threshold {
+            // One level: any app but the foreground, as the simulator does.
+            Some(t) => vec![(1, t)],
+            None => cfg.minfree_mib.iter().map(|&(adj, mib)| (adj, Pages::from_mib_f64(mib))).collect(),
+        };
+        let store = Store::open(&cfg.state_db)?;
         let mut apps = Vec::new();
         for r in &cfg.apps {
             let group = AppGroup::create(&hier, &format!("{}/{}", cfg.cgroup_root, r.name))?;
@@ -257,6 +341,8 @@ impl Daemon {
                 refaults: (0, 0),
                 rss: 0,
                 swap: 0,
+                marker: false,
+                launching: None,
             });
         }
         let supervisor = match supervisor_exe {
@@ -281,9 +367,75 @@ impl Daemon {
             c: Counters::default(),
             pending: Vec::new(),
             meminfo: MemInfo::default(),
+            root,
+            lmk_levels,
+            lmk_level: None,
+            store,
+            last_save: Instant::now(),
         };
         d.sample(true);
+        d.pending.clear();
+        if let Some(saved) = d.store.load(&d.cfg.policy)? {
+            let mut p = d.policy.take().expect("policy present");
+            let r = p.import_state(&saved, &d);
+            d.policy = Some(p);
+            match r {
+                Ok(()) => d.log(&format!("state: restored {} from {}", d.cfg.policy, d.store.path().display())),
+                // A state this version cannot read is reported and replaced, not fatal.
+                Err(e) => d.log(&format!("state: ignoring saved {} state in {}: {e}", d.cfg.policy, d.store.path().display())),
+            }
+        }
+        if d.setup.swap_threshold.is_some() {
+            d.log(&format!(
+                "note: policy {} asks for its own swap threshold; the kernel's reclaim starts at its watermarks (or the budget's limit) instead",
+                d.cfg.policy
+            ));
+        }
         Ok(d)
+    }
+
+    /// Saves what the policy learned, in one transaction.
+    fn save_state(&mut self) {
+        self.last_save = Instant::now();
+        let Some(state) = self.policy.as_ref().and_then(|p| p.export_state(self)) else { return };
+        if let Err(e) = self.store.save(&self.cfg.policy, &state) {
+            self.log(&format!("state: cannot save: {e}"));
+        }
+    }
+
+    /// The low-memory killer, once per sample: below a level, the stock killer kills
+    /// the highest oom_adj at or above the level's (largest first); a policy that is the
+    /// killer hears [`Event::LowMemory`] and answers with kills.
+    fn lmk(&mut self) {
+        if self.setup.lmk == LmkMode::OomOnly {
+            return;
+        }
+        let free = self.meminfo.free;
+        let level = self.lmk_levels.iter().find(|&&(_, mf)| free < mf).map(|&(adj, _)| adj);
+        if level != self.lmk_level {
+            self.lmk_level = level;
+            match level {
+                Some(adj) => self.log(&format!("lmk: {} MiB free, below the level of adj {adj}", free.0 / 256)),
+                None => self.log(&format!("lmk: {} MiB free, above every level", free.0 / 256)),
+            }
+        }
+        let Some(min_adj) = level else { return };
+        self.c.low_memory += 1;
+        if self.setup.lmk == LmkMode::Policy {
+            self.pending.push(Event::LowMemory { min_adj, free });
+            return;
+        }
+        let victim = self
+            .apps()
+            .into_iter()
+            .filter_map(|id| self.app(id))
+            .filter(|a| a.state != AppState::Dead && self.fg != Some(a.id) && !a.unkillable && a.oom_adj >= min_adj)
+            .max_by_key(|a| (a.oom_adj, a.rss, std::cmp::Reverse(a.id)))
+            .map(|a| a.id);
+        if let Some(v) = victim {
+            self.apply(Action::Kill(vec![v]));
+            self.sample(false);
+        }
     }
 
     fn log(&self, msg: &str) {
@@ -313,6 +465,7 @@ impl Daemon {
                 }
             }
             (self.apps[i].rss, self.apps[i].swap) = (rss, swap);
+            self.apps[i].marker = self.apps[i].rule.state_marker.as_ref().is_some_and(|m| m.exists());
             let id = AppId(i as u16);
             match (self.apps[i].state, alive) {
                 (AppState::Dead, true) => {
@@ -346,6 +499,11 @@ impl Daemon {
             }
         }
         self.meminfo = read_meminfo();
+        if let Some(mib) = self.cfg.memory_limit_mib {
+            if let Ok((usage, inactive_file)) = self.root.memory_usage() {
+                self.meminfo = budget_meminfo(self.meminfo, mib << 20, usage, inactive_file);
+            }
+        }
         if let Ok((busy, total)) = read("/proc/stat").and_then(|t| parse_cpu_line("/proc/stat", &t)) {
             let (b0, t0) = self.cpu_sample;
             if total > t0 {
@@ -493,6 +651,7 @@ impl Daemon {
             }
         }
         let kind = if self.apps[i].state == AppState::Dead { LaunchKind::Cold } else { LaunchKind::Warm };
+        self.apps[i].launching = Some((Instant::now(), kind));
         self.pending.push(Event::LaunchStarted { app: to, kind });
         self.pending.push(Event::AppSwitch { from, to: Some(to) });
         self.dispatch();
@@ -502,6 +661,27 @@ impl Daemon {
         if self.apps[i].state != AppState::Dead {
             self.apps[i].state = AppState::Foreground;
         }
+        Ok(())
+    }
+
+    /// `floe ctl launch-done APP [MS]`: the launch `floe ctl fg` began has finished
+    /// (its first frame is up), after MS milliseconds or, without MS, after the time
+    /// since the `fg` request.
+    fn launch_done(&mut self, name: &str, ms: Option<&str>) -> std::result::Result<(), String> {
+        let i = self.apps.iter().position(|a| a.rule.name == name).ok_or_else(|| format!("unknown app `{name}`"))?;
+        let (since, kind) = self.apps[i].launching.take().ok_or_else(|| format!("`{name}` is not launching (send `fg {name}` first)"))?;
+        let latency = match ms {
+            Some(ms) => {
+                let ms: f64 = ms.parse().map_err(|_| format!("launch time `{ms}` is not a number of milliseconds"))?;
+                if !(ms >= 0.0 && ms.is_finite()) {
+                    return Err(format!("launch time `{ms}` must be 0 or more"));
+                }
+                Nanos((ms * 1e6) as u64)
+            }
+            None => Nanos(since.elapsed().as_nanos() as u64),
+        };
+        self.pending.push(Event::LaunchDone { app: AppId(i as u16), kind, latency });
+        self.dispatch();
         Ok(())
     }
 
@@ -530,6 +710,7 @@ impl Daemon {
             ("refaults_fg_anon", "workingset refaults of the foreground app, anonymous", c.refaults_fg_anon),
             ("refaults_fg_file", "workingset refaults of the foreground app, file", c.refaults_fg_file),
             ("refused_actions", "actions the guard refused", c.refused),
+            ("low_memory", "samples below a low-memory killer level", c.low_memory),
         ] {
             s += &format!("# TYPE floe_{name} counter\n# HELP floe_{name} {help}\nfloe_{name}_total {v}\n");
         }
@@ -550,10 +731,11 @@ impl Daemon {
         let mut words = line.split_whitespace();
         let reply = match (words.next(), words.next()) {
             (Some("fg"), Some(app)) => self.set_foreground(app).map(|_| "ok\n".to_string()),
+            (Some("launch-done"), Some(app)) => self.launch_done(app, words.next()).map(|_| "ok\n".to_string()),
             (Some("status"), None) => Ok(self.status()),
             (Some("apps"), None) => Ok(self.apps.iter().map(|a| format!("{}\n", a.rule.name)).collect()),
             (Some("metrics"), None) => Ok(self.metrics()),
-            _ => Err(format!("unknown request `{}` (fg APP, status, apps, metrics)", line.trim())),
+            _ => Err(format!("unknown request `{}` (fg APP, launch-done APP [MS], status, apps, metrics)", line.trim())),
         };
         let _ = match reply {
             Ok(r) => stream.write_all(r.as_bytes()),
@@ -621,6 +803,7 @@ impl Daemon {
                     next_discover = now + discover;
                 }
                 self.sample(d);
+                self.lmk();
                 next_sample = now + sample;
             }
             if let Some(t) = tick {
@@ -630,7 +813,11 @@ impl Daemon {
                 }
             }
             self.dispatch();
+            if self.last_save.elapsed() >= Duration::from_secs(self.cfg.state_save_s) {
+                self.save_state();
+            }
         }
+        self.save_state();
         self.log("stopping: thawing every app");
         let _ = std::fs::remove_file(&self.cfg.socket);
         thaw_all(&self.hier, &self.cfg.cgroup_root)
@@ -722,6 +909,14 @@ fn read_meminfo() -> MemInfo {
     }
 }
 
+/// Memory as policies see it under a budget: the budget is the total, and free is what
+/// is left of it plus the apps' inactive page cache (what MemAvailable counts
+/// system-wide), never more than the machine has available.
+fn budget_meminfo(sys: MemInfo, budget: u64, usage: u64, inactive_file: u64) -> MemInfo {
+    let left = budget.saturating_sub(usage) + inactive_file.min(usage);
+    MemInfo { total: Pages(budget / 4096), free: Pages((left / 4096).min(sys.free.0)), ..sys }
+}
+
 impl SystemView for Daemon {
     fn now(&self) -> Nanos {
         Nanos(self.start.elapsed().as_nanos() as u64)
@@ -758,8 +953,8 @@ impl SystemView for Daemon {
             oom_adj,
             rss: Pages(rss / 4096),
             swapped: Pages(swap / 4096),
-            saves_context: false,
-            priority_class: PriorityClass::Medium,
+            saves_context: a.rule.saves_context || a.marker,
+            priority_class: a.rule.priority,
             perceptible: a.rule.perceptible,
             unkillable: a.unkillable,
             swappable: a.swappable,
@@ -792,6 +987,36 @@ mod tests {
     }
 
     #[test]
+    fn lmk_and_state_keys_are_validated() {
+        let c =
+            Config::parse("f.toml", "memory_limit_mib = 512\nminfree_mib = [[200, 8], [900, 64.5]]\nstate_db = \"/tmp/x.db\"\n").unwrap();
+        assert_eq!((c.memory_limit_mib, c.minfree_mib.clone(), c.state_save_s), (Some(512), vec![(200, 8.0), (900, 64.5)], 5));
+        assert_eq!(Config::parse("f.toml", "").unwrap().minfree_mib[5], (950, 180.0));
+        let e = Config::parse("f.toml", "minfree_mib = [[900, 8], [200, 64]]\n").unwrap_err();
+        assert!(e.contains("minfree_mib[1]") && e.contains("ascending"), "{e}");
+        assert!(Config::parse("f.toml", "minfree_mib = [[900, -1]]\n").unwrap_err().contains("minfree_mib[0]"));
+        assert!(Config::parse("f.toml", "memory_limit_mib = 0\n").unwrap_err().contains("memory_limit_mib"));
+        assert!(Config::parse("f.toml", "state_save_s = 0\n").unwrap_err().contains("state_save_s"));
+        let c = Config::parse("f.toml", "[[app]]\nname = \"a\"\nuid = 1\npriority = \"low\"\nstate_marker = \"/tmp/m\"\n").unwrap();
+        assert_eq!((c.apps[0].priority, c.apps[0].state_marker.as_deref()), (PriorityClass::Low, Some(Path::new("/tmp/m"))));
+        let e = Config::parse("f.toml", "[[app]]\nname = \"a\"\nuid = 1\npriority = \"urgent\"\n").unwrap_err();
+        assert!(e.starts_with("f.toml:4") && e.contains("urgent"), "{e}");
+    }
+
+    #[test]
+    fn a_budget_is_the_memory_policies_see() {
+        let sys = MemInfo { total: Pages(6_000_000), free: Pages(5_000_000), wmark_min: Pages(100), ..MemInfo::default() };
+        // 512 MiB budget, 400 MiB charged of which 30 MiB inactive file: 142 MiB free.
+        let m = budget_meminfo(sys, 512 << 20, 400 << 20, 30 << 20);
+        assert_eq!((m.total, m.free, m.wmark_min), (Pages(512 * 256), Pages(142 * 256), Pages(100)));
+        // Over the limit (charged can briefly exceed it): only the cache counts.
+        assert_eq!(budget_meminfo(sys, 512 << 20, 600 << 20, 10 << 20).free, Pages(10 * 256));
+        // Never more than the machine has.
+        let tight = MemInfo { free: Pages(256), ..sys };
+        assert_eq!(budget_meminfo(tight, 512 << 20, 0, 0).free, Pages(256));
+    }
+
+    #[test]
     fn rules_match_on_every_given_criterion() {
         let p =
             ProcInfo { pid: 10, exe: "/usr/bin/python3".into(), cmdline: "python3 app.py --x".into(), uid: 1000, comm: "python3".into() };
@@ -801,6 +1026,9 @@ mod tests {
             cmdline: cmd.map(Into::into),
             uid,
             perceptible: false,
+            saves_context: false,
+            state_marker: None,
+            priority: PriorityClass::Medium,
         };
         assert!(r(Some("/usr/bin/python3"), Some("app.py"), Some(1000)).matches(&p));
         assert!(!r(Some("/usr/bin/python3"), Some("other.py"), None).matches(&p));

@@ -10,6 +10,7 @@ pub mod cgroup;
 pub mod check;
 pub mod daemon;
 pub mod procfs;
+pub mod state;
 pub mod sys;
 
 /// Errors of the real-kernel backend: what failed and on which path.

@@ -5,7 +5,8 @@
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 
-/// `key: value kB` lines (meminfo, smaps_rollup) as bytes; other lines are skipped.
+/// `key: value kB` lines (meminfo, smaps_rollup, /proc/PID/status) as bytes; other
+/// lines are skipped.
 pub fn parse_kb_table(path: &str, text: &str) -> Result<BTreeMap<String, u64>> {
     let mut out = BTreeMap::new();
     for line in text.lines() {
@@ -20,6 +21,8 @@ pub fn parse_kb_table(path: &str, text: &str) -> Result<BTreeMap<String, u64>> {
         let mult = match unit {
             Some("kB") => 1024,
             None => 1,
+            // Several numbers on one line (/proc/PID/status's Uid:, Gid:): not a size.
+            Some(u) if u.starts_with(|c: char| c.is_ascii_digit()) => continue,
             Some(u) => return Err(Error::Parse { path: path.into(), detail: format!("unit `{u}` of `{k}`") }),
         };
         out.insert(k.trim().to_string(), n * mult);
@@ -124,6 +127,10 @@ mod tests {
         let r = parse_kb_table("smaps_rollup", "55a0-7ffd ---p 00000000 00:00 0 [rollup]\nRss:  2048 kB\nSwap:   4 kB\n").unwrap();
         assert_eq!((r["Rss"], r["Swap"]), (2 << 20, 4096));
         assert!(parse_kb_table("x", "A: 1 MB\n").is_err());
+        // /proc/PID/status mixes sizes with names, id lists and masks.
+        let st = "Name:\tpython3\nState:\tS (sleeping)\nUid:\t0\t0\t0\t0\nGroups:\t\nVmRSS:\t   96112 kB\nVmSwap:\t       8 kB\nCpus_allowed_list:\t0-1\n";
+        let st = parse_kb_table("status", st).unwrap();
+        assert_eq!((st["VmRSS"], st["VmSwap"], st.get("Uid")), (96112 * 1024, 8 * 1024, None));
     }
 
     #[test]

@@ -228,6 +228,27 @@ impl Policy for Selective {
         }
         self.limit_swap(view, out);
     }
+
+    /// The demotions of apps still alive (a restarted daemon finds the same processes;
+    /// a restarted app is classified afresh anyway), by app name.
+    fn export_state(&self, view: &dyn SystemView) -> Option<String> {
+        let demoted: Vec<String> = self.demoted.iter().filter_map(|&id| view.app(id)).map(|i| i.name).collect();
+        serde_json::to_string(&serde_json::json!({ "demoted": demoted })).ok()
+    }
+
+    fn import_state(&mut self, state: &str, view: &dyn SystemView) -> Result<(), String> {
+        #[derive(serde::Deserialize)]
+        struct Saved {
+            demoted: Vec<String>,
+        }
+        let saved: Saved = serde_json::from_str(state).map_err(|e| format!("selective classification: {e}"))?;
+        for id in view.apps() {
+            if let Some(i) = view.app(id).filter(|i| i.state != AppState::Dead && saved.demoted.contains(&i.name)) {
+                self.demoted.insert(i.id);
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -456,5 +477,28 @@ mod tests {
         sel.on_event(&Event::AppStarted { app: AppId(4) }, &view, &mut out);
         assert_eq!(out, vec![Action::SetSwappable { app: AppId(4), swappable: true }]);
         assert!(!sel.is_kill_target(&view.apps[&AppId(4)]));
+    }
+
+    #[test]
+    fn demotions_of_live_apps_survive_a_restart_by_name() {
+        let mut sel = Selective::new(SelectiveParams { swap_max_apps: 0, ..SelectiveParams::kill_first() });
+        let mut view = new_view();
+        view.get(5).swapped = Pages(10);
+        let mut out = Vec::new();
+        sel.on_event(&Event::Tick, &view, &mut out);
+        assert_eq!(out, vec![Action::SetSwappable { app: AppId(4), swappable: false }]);
+        let saved = sel.export_state(&view).unwrap();
+        assert_eq!(saved, r#"{"demoted":["app4"]}"#);
+        // A fresh policy (the daemon restarted) knows app4 is a kill-target again.
+        let mut fresh = Selective::new(SelectiveParams::kill_first());
+        assert!(!fresh.is_kill_target(&view.apps[&AppId(4)]));
+        fresh.import_state(&saved, &view).unwrap();
+        assert!(fresh.is_kill_target(&view.apps[&AppId(4)]));
+        // A demotion of an app that died meanwhile is dropped.
+        view.kill(4);
+        let mut again = Selective::new(SelectiveParams::kill_first());
+        again.import_state(&saved, &view).unwrap();
+        assert!(again.demoted.is_empty());
+        assert!(again.import_state("[]", &view).unwrap_err().contains("selective"));
     }
 }

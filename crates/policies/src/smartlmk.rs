@@ -243,7 +243,7 @@ pub fn knapsack_victims(items: &[KnapsackItem], demand_quanta: i64) -> Vec<usize
 
 /// What SmartLMK remembers about one app (the paper's History Store), kept for the whole
 /// run whether or not the app is alive.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AppHistory {
     /// Launches of the app, measured or not.
     pub launches: u64,
@@ -570,6 +570,29 @@ impl Policy for SmartLmk {
             Event::LowMemory { min_adj, .. } => self.on_low_memory(min_adj, view, out),
             _ => {}
         }
+    }
+
+    /// The History Store (§4.5: it is persistent storage), keyed by app name.
+    fn export_state(&self, view: &dyn SystemView) -> Option<String> {
+        let apps: BTreeMap<String, &AppHistory> = self.history.iter().filter_map(|(id, h)| Some((view.app(*id)?.name, h))).collect();
+        serde_json::to_string(&serde_json::json!({ "launch_seq": self.launch_seq, "apps": apps })).ok()
+    }
+
+    fn import_state(&mut self, state: &str, view: &dyn SystemView) -> Result<(), String> {
+        #[derive(serde::Deserialize)]
+        struct Saved {
+            launch_seq: u64,
+            apps: BTreeMap<String, AppHistory>,
+        }
+        let saved: Saved = serde_json::from_str(state).map_err(|e| format!("SmartLMK history: {e}"))?;
+        let ids: BTreeMap<String, AppId> = view.apps().into_iter().filter_map(|id| Some((view.app(id)?.name, id))).collect();
+        self.launch_seq = self.launch_seq.max(saved.launch_seq);
+        for (name, h) in saved.apps {
+            if let Some(&id) = ids.get(&name) {
+                self.history.insert(id, h);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -927,6 +950,35 @@ mod tests {
         let mut out = Vec::new();
         p.on_event(&Event::LowMemory { min_adj, free: v.free }, v, &mut out);
         out
+    }
+
+    #[test]
+    fn history_store_survives_a_restart_under_a_different_numbering() {
+        use crate::fake::{app, FakeView};
+        let mut v = FakeView::default();
+        for i in 1..=2 {
+            v.insert(app(i, AppState::Cached, 900));
+        }
+        let mut p = SmartLmk::new(SmartLmkParams::default());
+        p.launch_seq = 7;
+        p.history.insert(AppId(1), AppHistory { launches: 3, starts: 1, start_ms_sum: 4000.0, ..Default::default() });
+        p.history.insert(
+            AppId(2),
+            AppHistory { launches: 4, resumes: 2, resume_ms_sum: 900.0, rss_peak_pages: Some(2.5e4), ..Default::default() },
+        );
+        let saved = p.export_state(&v).unwrap();
+        // After the restart the same apps have swapped numbers, and a third is new.
+        let mut w = FakeView::default();
+        w.insert(AppInfo { name: "app2".into(), ..app(1, AppState::Dead, 1001) });
+        w.insert(AppInfo { name: "app1".into(), ..app(2, AppState::Dead, 1001) });
+        w.insert(app(3, AppState::Dead, 1001));
+        let mut q = SmartLmk::new(SmartLmkParams::default());
+        q.import_state(&saved, &w).unwrap();
+        assert_eq!(q.history(AppId(2)), p.history(AppId(1)));
+        assert_eq!(q.history(AppId(1)), p.history(AppId(2)));
+        assert_eq!(q.history(AppId(3)), None);
+        assert_eq!(q.launch_seq, 7);
+        assert!(q.import_state("{not json", &w).unwrap_err().contains("SmartLMK history"));
     }
 
     #[test]

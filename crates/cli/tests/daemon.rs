@@ -383,3 +383,73 @@ fn selective_keeps_kill_targets_out_of_swap() {
     assert!(vm_kb(s, "VmSwap:") > 8 << 10, "the swap-target's memory goes to swap");
     assert!(log.lock().unwrap().iter().any(|l| l.ends_with("swappable k")), "{:?}", log.lock().unwrap());
 }
+
+#[test]
+fn asap_prepaging_lowers_major_faults_on_switch_in() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tag = format!("floe-itest-asap-{}", std::process::id());
+    let (v2, mem) = (mount("cgroup2", None), mount("cgroup", Some("memory")));
+    let mut c = Cleanup { procs: vec![], dirs: vec![], files: vec![], zram: false };
+    c.zram = zram_swap();
+    let (sock, db) = (format!("/tmp/{tag}.sock"), format!("/tmp/{tag}.db"));
+    let cfg = std::env::temp_dir().join(format!("{tag}.toml"));
+    c.files.extend([PathBuf::from(&sock), cfg.clone()]);
+    c.files.extend(db_files(&db));
+    for base in [&v2, &mem] {
+        let root = base.join(&tag);
+        c.dirs.push(root.clone());
+        c.dirs.push(root.join("x"));
+        c.dirs.push(root.join("y"));
+    }
+    let mut toml = format!(
+        "policy = \"asap-anon\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nstate_db = \"{db}\"\nsample_ms = 50\ndiscover_ms = 50\n"
+    );
+    for a in ["x", "y"] {
+        toml += &format!("\n[[app]]\nname = \"{a}\"\ncmdline = \"{tag}-{a}\"\n");
+    }
+    std::fs::write(&cfg, toml).unwrap();
+    let (daemon, log) = start_daemon(&cfg, "policy asap-anon, 2 apps");
+    c.procs.push(daemon);
+    // x: 64 MiB of heap; at each `go-N` file it reads all of it (its switch-in) and
+    // writes the major faults that took to `done-N`.
+    let dir = std::env::temp_dir().join(&tag);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = format!(
+        "import mmap,os,resource,time\nm=mmap.mmap(-1,64<<20,flags=mmap.MAP_PRIVATE|mmap.MAP_ANONYMOUS)\nfor i in range(0,64<<20,4096): m[i]=(i>>12)%251\nn=1\nwhile True:\n    while not os.path.exists('{d}/go-%d'%n): time.sleep(0.01)\n    f0=resource.getrusage(resource.RUSAGE_SELF).ru_majflt\n    s=0\n    for i in range(0,64<<20,4096): s+=m[i]\n    f1=resource.getrusage(resource.RUSAGE_SELF).ru_majflt\n    open('{d}/done-%d'%n,'w').write(str(f1-f0))\n    n+=1\n",
+        d = dir.display()
+    );
+    c.procs.push(Command::new("python3").args(["-c", &script, &format!("{tag}-x")]).spawn().unwrap());
+    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-y sleep 600")]).spawn().unwrap());
+    wait_for("both apps adopted", Duration::from_secs(5), || {
+        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
+    });
+    let x_pid = c.procs[1].id();
+    wait_for("x has touched its heap", Duration::from_secs(20), || vm_kb(x_pid, "VmRSS:") > 64 << 10);
+    let x_mem = mem.join(&tag).join("x");
+    let mut faults = Vec::new();
+    for n in 1..=3 {
+        ctl(&sock, &["fg", "y"]);
+        // x in the background loses its heap to zram (its group squeezed, then freed).
+        let _ = std::fs::write(x_mem.join("memory.limit_in_bytes"), "4M");
+        std::fs::write(x_mem.join("memory.limit_in_bytes"), "-1").unwrap();
+        assert!(vm_kb(x_pid, "VmSwap:") > 48 << 10, "round {n}: x's heap is in swap");
+        ctl(&sock, &["fg", "x"]);
+        // The switch's own work before the app reads its heap, the same every round.
+        std::thread::sleep(Duration::from_millis(500));
+        std::fs::write(dir.join(format!("go-{n}")), "").unwrap();
+        let done = dir.join(format!("done-{n}"));
+        wait_for("x read its heap", Duration::from_secs(30), || std::fs::read_to_string(&done).is_ok_and(|s| !s.is_empty()));
+        faults.push(std::fs::read_to_string(&done).unwrap().trim().parse::<u64>().unwrap());
+        ctl(&sock, &["launch-done", "x"]);
+    }
+    eprintln!("major faults at switch-in, rounds 1-3: {faults:?}");
+    // Round 1 logs the faults (candidates), round 2 promotes them (targets), round 3
+    // fetches them ahead: x faults on a fraction of its heap.
+    assert!(faults[0] > 8000 && faults[1] > 8000, "without prepaging the heap comes back by faults: {faults:?}");
+    assert!(faults[2] * 4 < faults[0], "prepaging cut the switch-in faults: {faults:?}");
+    let m = ctl(&sock, &["metrics"]);
+    let prepaged: u64 = m.lines().find_map(|l| l.strip_prefix("floe_prepaged_pages_total ")).unwrap().parse().unwrap();
+    assert!(prepaged > 8000, "{m}");
+    assert!(log.lock().unwrap().iter().any(|l| l.contains("asap: switch to x: ") && l.contains("prepaging")), "{:?}", log.lock().unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

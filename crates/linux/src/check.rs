@@ -27,7 +27,8 @@ pub fn required(policy: &str) -> &'static [&'static str] {
         "ice" | "ice-plus" | "power-freezer" => &["cgroup hierarchies", "freezer", "refault counters", "psi trigger", "pidfd kill"],
         "smartlmk" | "android-lmk" => &["cgroup hierarchies", "pidfd kill", "cgroup kill", "psi trigger", "/proc/stat"],
         "selective-kill-first" | "selective-swap-first" => &["cgroup hierarchies", "pidfd kill", "per-app swappiness", "psi trigger"],
-        "asap" | "asap-anon" | "asap-file" => &["cgroup hierarchies", "process_madvise", "psi trigger"],
+        "asap-anon" => &["cgroup hierarchies", "process_madvise", "pagemap", "psi trigger"],
+        "asap" | "asap-file" => &["cgroup hierarchies", "process_madvise", "pagemap", "page idle tracking", "psi trigger"],
         _ => &["cgroup hierarchies", "pidfd kill", "psi trigger"],
     }
 }
@@ -126,6 +127,28 @@ pub fn run() -> Vec<Verdict> {
             let _ = child.wait();
             r.map(|n| format!("MADV_COLD over {n} bytes of a scratch process (PAGEOUT and WILLNEED use the same call)"))
         })(),
+    ));
+    out.push(verdict(
+        "pagemap",
+        (|| {
+            let v = vec![1u8; 16 * 4096];
+            let a = (v.as_ptr() as usize + 4095) & !4095;
+            let (_, present) = crate::sys::page_locations(std::process::id() as i32, &[(a, 8 * 4096)])?;
+            if present.len() != 8 {
+                return Err(crate::Error::Unsupported(format!("/proc/self/pagemap shows {} of 8 touched pages present", present.len())));
+            }
+            Ok("/proc/PID/pagemap present and swap bits (ASAP's switch logging)".into())
+        })(),
+    ));
+    out.push(verdict(
+        "page idle tracking",
+        std::fs::metadata("/sys/kernel/mm/page_idle/bitmap")
+            .map(|_| "/sys/kernel/mm/page_idle/bitmap (per-page access bits)".to_string())
+            .map_err(|_| {
+                crate::Error::Unsupported(
+                    "no /sys/kernel/mm/page_idle/bitmap (CONFIG_IDLE_PAGE_TRACKING): ASAP's file estimator cannot log accesses".into(),
+                )
+            }),
     ));
     out.push(verdict(
         "psi trigger",

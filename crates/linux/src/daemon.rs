@@ -6,6 +6,7 @@
 //! under the root when the daemon dies, however it dies.
 
 use crate::cgroup::{AppGroup, Hierarchies};
+use crate::prepage::AnonPrepager;
 use crate::procfs::{parse_cpu_line, parse_kb_table};
 use crate::state::Store;
 use crate::sys::{anon_ranges, Pidfd, PsiTrigger, MADV_PAGEOUT, MADV_WILLNEED};
@@ -23,6 +24,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(2);
+/// A switch without `floe ctl launch-done` ends this long after it began. Assumption:
+/// 3 s, above every switch time ASAP reports (Fig. 6.1, up to about 2 s).
+const SWITCH_WINDOW: Duration = Duration::from_secs(3);
+
+/// The state database key of a policy's prepaging tables.
+fn prepage_key(policy: &str) -> String {
+    format!("{policy}/prepage-tables")
+}
 
 /// The daemon's configuration file (TOML).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -271,6 +280,8 @@ struct Counters {
     refaults_fg_file: u64,
     refused: u64,
     low_memory: u64,
+    prepaged: u64,
+    switch_faults: u64,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -303,6 +314,8 @@ pub struct Daemon {
     lmk_level: Option<i32>,
     store: Store,
     last_save: Instant,
+    /// ASAP's anonymous estimator and prepaging, for policies that ask for it.
+    prepager: Option<AnonPrepager>,
 }
 
 impl Daemon {
@@ -311,6 +324,12 @@ impl Daemon {
         let hier = Hierarchies::detect()?;
         let policy = floe_policies::make(&cfg.policy).ok_or_else(|| Error::Unsupported(format!("unknown policy `{}`", cfg.policy)))?;
         let setup = policy.setup();
+        if setup.prepage.is_some_and(|p| p.file) {
+            return Err(Error::Unsupported(format!(
+                "policy `{}` prepages file pages, whose estimator needs per-page access bits of file mappings (page-idle tracking, CONFIG_IDLE_PAGE_TRACKING); this backend runs ASAP's anonymous estimator only (policy asap-anon)",
+                cfg.policy
+            )));
+        }
         if setup.seal.is_some() {
             return Err(Error::Unsupported(format!(
                 "policy `{}` places pages between SL1 and SL2, which needs zram writeback control this backend does not have yet",
@@ -328,6 +347,7 @@ impl Daemon {
             None => cfg.minfree_mib.iter().map(|&(adj, mib)| (adj, Pages::from_mib_f64(mib))).collect(),
         };
         let store = Store::open(&cfg.state_db)?;
+        let prepager = setup.prepage.filter(|p| p.anon).map(|_| AnonPrepager::new());
         let mut apps = Vec::new();
         for r in &cfg.apps {
             let group = AppGroup::create(&hier, &format!("{}/{}", cfg.cgroup_root, r.name))?;
@@ -372,6 +392,7 @@ impl Daemon {
             lmk_level: None,
             store,
             last_save: Instant::now(),
+            prepager,
         };
         d.sample(true);
         d.pending.clear();
@@ -383,6 +404,13 @@ impl Daemon {
                 Ok(()) => d.log(&format!("state: restored {} from {}", d.cfg.policy, d.store.path().display())),
                 // A state this version cannot read is reported and replaced, not fatal.
                 Err(e) => d.log(&format!("state: ignoring saved {} state in {}: {e}", d.cfg.policy, d.store.path().display())),
+            }
+        }
+        if let Some(saved) = d.store.load(&prepage_key(&d.cfg.policy))? {
+            if let Some(p) = d.prepager.as_mut() {
+                if let Err(e) = p.import(&saved) {
+                    d.log(&format!("state: ignoring saved prepaging tables: {e}"));
+                }
             }
         }
         if d.setup.swap_threshold.is_some() {
@@ -397,6 +425,11 @@ impl Daemon {
     /// Saves what the policy learned, in one transaction.
     fn save_state(&mut self) {
         self.last_save = Instant::now();
+        if let Some(t) = self.prepager.as_ref().map(AnonPrepager::export) {
+            if let Err(e) = self.store.save(&prepage_key(&self.cfg.policy), &t) {
+                self.log(&format!("state: cannot save: {e}"));
+            }
+        }
         let Some(state) = self.policy.as_ref().and_then(|p| p.export_state(self)) else { return };
         if let Err(e) = self.store.save(&self.cfg.policy, &state) {
             self.log(&format!("state: cannot save: {e}"));
@@ -652,6 +685,14 @@ impl Daemon {
         }
         let kind = if self.apps[i].state == AppState::Dead { LaunchKind::Cold } else { LaunchKind::Warm };
         self.apps[i].launching = Some((Instant::now(), kind));
+        self.end_switch(None);
+        if kind == LaunchKind::Warm && !self.cfg.dry_run {
+            let pids = self.apps[i].group.pids().unwrap_or_default();
+            if let Some((swapped, fetching)) = self.prepager.as_mut().map(|p| p.begin(name, &pids)) {
+                self.c.prepaged += fetching as u64;
+                self.log(&format!("asap: switch to {name}: {swapped} pages in swap, prepaging {fetching}"));
+            }
+        }
         self.pending.push(Event::LaunchStarted { app: to, kind });
         self.pending.push(Event::AppSwitch { from, to: Some(to) });
         self.dispatch();
@@ -681,8 +722,27 @@ impl Daemon {
             None => Nanos(since.elapsed().as_nanos() as u64),
         };
         self.pending.push(Event::LaunchDone { app: AppId(i as u16), kind, latency });
+        self.end_switch(Some(i));
         self.dispatch();
         Ok(())
+    }
+
+    /// Ends the prepager's switch in progress (only if it is app `only`'s, when given):
+    /// the estimator learns what the switch touched.
+    fn end_switch(&mut self, only: Option<usize>) {
+        let Some(app) = self.prepager.as_ref().and_then(|p| p.in_progress()).map(|(a, _)| a.to_string()) else { return };
+        let Some(i) = self.apps.iter().position(|a| a.rule.name == app) else { return };
+        if only.is_some_and(|o| o != i) {
+            return;
+        }
+        let pids = self.apps[i].group.pids().unwrap_or_default();
+        if let Some(r) = self.prepager.as_mut().and_then(|p| p.end(&app, &pids)) {
+            self.c.switch_faults += r.faulted as u64;
+            self.log(&format!(
+                "asap: switch to {app} done: {} of {} pages in swap faulted by the app, {} prepaged; {} targets, {} candidates",
+                r.faulted, r.swapped, r.prepaged, r.targets, r.candidates
+            ));
+        }
     }
 
     fn status(&self) -> String {
@@ -711,6 +771,8 @@ impl Daemon {
             ("refaults_fg_file", "workingset refaults of the foreground app, file", c.refaults_fg_file),
             ("refused_actions", "actions the guard refused", c.refused),
             ("low_memory", "samples below a low-memory killer level", c.low_memory),
+            ("prepaged_pages", "anonymous pages ASAP fetched ahead of app switches", c.prepaged),
+            ("switch_swap_faults", "pages in swap the app faulted in itself during a switch", c.switch_faults),
         ] {
             s += &format!("# TYPE floe_{name} counter\n# HELP floe_{name} {help}\nfloe_{name}_total {v}\n");
         }
@@ -803,6 +865,9 @@ impl Daemon {
                     next_discover = now + discover;
                 }
                 self.sample(d);
+                if self.prepager.as_ref().and_then(|p| p.in_progress()).is_some_and(|(_, t)| t.elapsed() > SWITCH_WINDOW) {
+                    self.end_switch(None);
+                }
                 self.lmk();
                 next_sample = now + sample;
             }

@@ -9,6 +9,7 @@
 pub mod cgroup;
 pub mod check;
 pub mod daemon;
+pub mod prepage;
 pub mod procfs;
 pub mod state;
 pub mod sys;

@@ -89,6 +89,56 @@ impl Pidfd {
     }
 }
 
+/// Where each page of some ranges of a process is, from /proc/PID/pagemap (bit 63:
+/// present in RAM, bit 62: in swap). Returns (swapped, present) virtual page numbers,
+/// sorted. Needs root for nothing here (PFNs are not read).
+pub fn page_locations(pid: i32, ranges: &[(usize, usize)]) -> Result<(Vec<u64>, Vec<u64>)> {
+    use std::os::unix::fs::FileExt;
+    let path = format!("/proc/{pid}/pagemap");
+    let f = std::fs::File::open(&path).map_err(crate::io_err(&path))?;
+    let (mut swapped, mut present) = (Vec::new(), Vec::new());
+    let mut buf = Vec::new();
+    for &(addr, len) in ranges {
+        let (first, n) = ((addr / 4096) as u64, len / 4096);
+        buf.resize(n * 8, 0);
+        // A mapping that vanished meanwhile reads short: only what was read counts.
+        let got = f.read_at(&mut buf, first * 8).map_err(crate::io_err(&path))? / 8;
+        let (s, p) = parse_pagemap(first, &buf[..got * 8]);
+        swapped.extend(s);
+        present.extend(p);
+    }
+    swapped.sort_unstable();
+    present.sort_unstable();
+    Ok((swapped, present))
+}
+
+/// Splits pagemap entries starting at virtual page `first` into swapped and present.
+pub fn parse_pagemap(first: u64, bytes: &[u8]) -> (Vec<u64>, Vec<u64>) {
+    let (mut swapped, mut present) = (Vec::new(), Vec::new());
+    for (i, e) in bytes.chunks_exact(8).enumerate() {
+        let e = u64::from_ne_bytes(e.try_into().expect("8 bytes"));
+        if e >> 63 & 1 == 1 {
+            present.push(first + i as u64);
+        } else if e >> 62 & 1 == 1 {
+            swapped.push(first + i as u64);
+        }
+    }
+    (swapped, present)
+}
+
+/// Runs of consecutive virtual pages as (address, length) byte ranges.
+pub fn page_runs(pages: &[u64]) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for &p in pages {
+        let a = (p * 4096) as usize;
+        match out.last_mut() {
+            Some((s, l)) if *s + *l == a => *l += 4096,
+            _ => out.push((a, 4096)),
+        }
+    }
+    out
+}
+
 /// The anonymous, writable mappings of a process (its heap and anonymous mmaps), from
 /// /proc/PID/maps: the ranges `MADV_PAGEOUT` can compress.
 pub fn anon_ranges(pid: i32) -> Result<Vec<(usize, usize)>> {
@@ -161,6 +211,28 @@ impl PsiTrigger {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pagemap_entries_and_page_runs() {
+        let mut b = Vec::new();
+        for e in [1u64 << 63 | 0x1234, 1 << 62 | 0x55, 0, 1 << 63] {
+            b.extend_from_slice(&e.to_ne_bytes());
+        }
+        assert_eq!(parse_pagemap(100, &b), (vec![101], vec![100, 103]));
+        assert_eq!(page_runs(&[1, 2, 3, 7]), vec![(4096, 3 * 4096), (7 * 4096, 4096)]);
+        assert_eq!(page_runs(&[]), vec![]);
+    }
+
+    #[test]
+    fn pagemap_of_this_process_sees_its_own_touched_heap() {
+        let v = vec![1u8; 64 << 10];
+        let a = v.as_ptr() as usize & !4095;
+        let (swapped, present) = page_locations(std::process::id() as i32, &[(a + 4096, 8 * 4096)]).unwrap();
+        assert!(swapped.is_empty());
+        assert_eq!(present.len(), 8, "touched pages are present");
+        assert_eq!(present[0], (a / 4096 + 1) as u64);
+        drop(v);
+    }
 
     #[test]
     fn anon_ranges_from_maps() {

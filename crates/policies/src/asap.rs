@@ -146,41 +146,54 @@ impl FileTables {
     }
 }
 
-/// The anonymous estimator's tables for one app: page -> remaining timeout.
+/// The anonymous estimator's tables for one app: page -> remaining timeout. Pages are
+/// keyed by `K`: the simulator's page numbers, or the kernel backend's (process, virtual
+/// page) pairs.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct AnonTables {
-    pub candidates: BTreeMap<u32, u8>,
-    pub targets: BTreeMap<u32, u8>,
+pub struct AnonTables<K: Ord + Copy = u32> {
+    pub candidates: BTreeMap<K, u8>,
+    pub targets: BTreeMap<K, u8>,
 }
 
-impl AnonTables {
+impl<K: Ord + Copy> AnonTables<K> {
     /// Pages whose access bits are logged during the next switch (both tables).
-    pub fn logged(&self) -> impl Iterator<Item = u32> + '_ {
+    pub fn logged(&self) -> impl Iterator<Item = K> + '_ {
         self.candidates.keys().chain(self.targets.keys()).copied()
     }
 
     /// After a switch: `faulted` pages new to both tables become candidates; logged
     /// pages `accessed` during the switch reset their timeout, candidates among them are
     /// promoted; the others count down and leave at 0.
-    pub fn after_switch(&mut self, faulted: &[u32], accessed: impl Fn(u32) -> bool) {
+    pub fn after_switch(&mut self, faulted: &[K], accessed: impl Fn(K) -> bool) {
+        self.after_switch_observed(faulted, |p| Some(accessed(p)));
+    }
+
+    /// [`AnonTables::after_switch`] for a backend that cannot observe every logged page:
+    /// `observed` says whether the page was accessed, or None when the switch gave no
+    /// evidence either way; such a page keeps its table and timeout.
+    pub fn after_switch_observed(&mut self, faulted: &[K], observed: impl Fn(K) -> Option<bool>) {
         let mut promote = Vec::new();
-        self.candidates.retain(|&p, t| {
-            if accessed(p) {
+        self.candidates.retain(|&p, t| match observed(p) {
+            Some(true) => {
                 promote.push(p);
                 false
-            } else {
+            }
+            Some(false) => {
                 *t -= 1;
                 *t > 0
             }
+            None => true,
         });
-        self.targets.retain(|&p, t| {
-            if accessed(p) {
+        self.targets.retain(|&p, t| match observed(p) {
+            Some(true) => {
                 *t = ANON_TIMEOUT;
                 true
-            } else {
+            }
+            Some(false) => {
                 *t -= 1;
                 *t > 0
             }
+            None => true,
         });
         for p in promote {
             self.targets.insert(p, ANON_TIMEOUT);
@@ -308,6 +321,19 @@ mod tests {
         t.after_switch(&[7], |_| false);
         assert!(!t.candidates.contains_key(&7));
         assert_eq!(t.logged().collect::<Vec<_>>(), vec![7]);
+    }
+
+    #[test]
+    fn unobserved_pages_keep_their_table_and_timeout() {
+        let mut t: AnonTables<u64> = AnonTables::default();
+        t.after_switch_observed(&[1 << 40, 2], |_| None);
+        t.after_switch_observed(&[], |p| (p == 2).then_some(true));
+        // 2 was seen accessed: promoted; 1 << 40 gave no evidence: untouched.
+        assert_eq!(t.targets.get(&2), Some(&ANON_TIMEOUT));
+        assert_eq!(t.candidates.get(&(1 << 40)), Some(&ANON_TIMEOUT));
+        t.after_switch_observed(&[], |p| (p == 2).then_some(false));
+        assert_eq!(t.targets.get(&2), Some(&(ANON_TIMEOUT - 1)));
+        assert_eq!(t.candidates.get(&(1 << 40)), Some(&ANON_TIMEOUT));
     }
 
     #[test]

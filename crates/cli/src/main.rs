@@ -63,6 +63,9 @@ enum Cmd {
         /// Internal: the cgroup root the supervisor thaws.
         #[arg(long, hide = true, default_value = "floe")]
         cgroup_root: String,
+        /// Internal: the adopted layout whose uid_N groups the supervisor thaws.
+        #[arg(long, hide = true)]
+        adopt_layout: Option<String>,
     },
     /// Talk to a running daemon: `fg APP` (APP comes to the foreground: a launch
     /// begins), `launch-done APP [MS]` (its first frame is up, after MS ms or the time
@@ -150,8 +153,8 @@ fn main() {
         Cmd::List { what } => list(what),
         Cmd::Bench(a) => bench(a),
         Cmd::Experiment { name, quick, json } => experiment(&name, quick, json),
-        Cmd::Daemon { check, config, policy, dry_run, supervise, cgroup_root } => match supervise {
-            Some(pid) => floe_linux::daemon::supervise(pid, &cgroup_root).map_err(Into::into),
+        Cmd::Daemon { check, config, policy, dry_run, supervise, cgroup_root, adopt_layout } => match supervise {
+            Some(pid) => floe_linux::daemon::supervise(pid, &cgroup_root, adopt_layout.as_deref()).map_err(Into::into),
             None => daemon(check, config.as_deref(), &policy, dry_run),
         },
         Cmd::State { db, policy, set } => state(&db, policy.as_deref(), set.as_deref()),

@@ -99,10 +99,60 @@ impl AppGroup {
         Ok(())
     }
 
-    /// The processes in the app (from the group used for freezing).
+    /// Adopts an app group of an existing v2 layout (Android's `uid_N`, whose processes
+    /// sit in `pid_M` children) for freezing and killing, and gives its processes a v1
+    /// memory group `memory_rel` of floe's own (refaults, swappiness) where the machine
+    /// has one; in a hybrid hierarchy that leaves the v2 layout as it is.
+    pub fn adopt(h: &Hierarchies, v2_dir: PathBuf, memory_rel: &str) -> Result<AppGroup> {
+        if h.v2.is_none() || !v2_dir.join("cgroup.procs").exists() {
+            return Err(Error::Unsupported(format!("{}: not a cgroup v2 group", v2_dir.display())));
+        }
+        let memory = match &h.memory_v1 {
+            Some(root) => {
+                let mut p = root.clone();
+                for part in memory_rel.split('/').filter(|s| !s.is_empty()) {
+                    p.push(part);
+                    mkdir(&p)?;
+                }
+                Some(p)
+            }
+            None => None,
+        };
+        Ok(AppGroup { name: v2_dir.display().to_string(), v2: Some(v2_dir), memory, freezer: None })
+    }
+
+    /// Moves the app's processes that are not yet in its v1 memory group there (for
+    /// adopted groups, whose processes the layout's owner starts).
+    pub fn sync_memory(&self) -> Result<usize> {
+        let Some(m) = &self.memory else { return Ok(0) };
+        let there: Vec<i32> = read(m.join("cgroup.procs"))?.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        let mut moved = 0;
+        for pid in self.pids()?.into_iter().filter(|p| !there.contains(p)) {
+            // A process that exited meanwhile is not an error.
+            if write(m.join("cgroup.procs"), &pid.to_string()).is_ok() {
+                moved += 1;
+            }
+        }
+        Ok(moved)
+    }
+
+    /// The processes in the app (from the group used for freezing, and its children:
+    /// an adopted `uid_N` holds its processes in `pid_M` subgroups).
     pub fn pids(&self) -> Result<Vec<i32>> {
+        fn walk(d: &Path, out: &mut Vec<i32>) -> Result<()> {
+            out.extend(read(d.join("cgroup.procs"))?.lines().filter_map(|l| l.trim().parse::<i32>().ok()));
+            for e in std::fs::read_dir(d).map_err(io_err(d))?.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    // A subgroup removed meanwhile holds no processes.
+                    let _ = walk(&e.path(), out);
+                }
+            }
+            Ok(())
+        }
         let d = self.v2.as_ref().or(self.freezer.as_ref()).expect("created with one");
-        Ok(read(d.join("cgroup.procs"))?.lines().filter_map(|l| l.trim().parse().ok()).collect())
+        let mut out = Vec::new();
+        walk(d, &mut out)?;
+        Ok(out)
     }
 
     /// Freezes every process of the app and waits until the kernel reports it frozen.

@@ -83,6 +83,13 @@ pub struct Config {
     /// replaces the table.
     #[serde(default = "default_minfree")]
     pub minfree_mib: Vec<(i32, f64)>,
+    /// Adopt an existing app layout instead of making groups: a directory of the
+    /// cgroup v2 hierarchy (relative to its mount; "." for the mount itself) whose
+    /// `uid_N` children are apps, their processes in `pid_M` subgroups, as Android lays
+    /// them out. floe freezes and kills at the `uid_N` level and leaves the layout as it
+    /// is; [[app]] entries then only name apps and set their class, by `uid`.
+    #[serde(default)]
+    pub adopt_layout: Option<String>,
     /// The apps floe manages.
     #[serde(default, rename = "app")]
     pub apps: Vec<AppRule>,
@@ -180,7 +187,20 @@ impl Config {
                 return Err(format!("{path}: minfree_mib[{i}]: levels must be in ascending oom_adj order"));
             }
         }
+        if let Some(l) = &c.adopt_layout {
+            if l.is_empty() || l.contains("..") || l.starts_with('/') {
+                return Err(format!(
+                    "{path}: adopt_layout: must be a path relative to the cgroup v2 mount without `..` (\".\" for the mount), got `{l}`"
+                ));
+            }
+        }
         for (i, a) in c.apps.iter().enumerate() {
+            if c.adopt_layout.is_some() && (a.exe.is_some() || a.cmdline.is_some() || a.uid.is_none()) {
+                return Err(format!(
+                    "{path}: app[{i}] ({}): with adopt_layout, apps are the layout's uid_N groups; name them by `uid` only",
+                    a.name
+                ));
+            }
             if a.name.is_empty() || a.name.contains('/') || a.name.contains(char::is_whitespace) {
                 return Err(format!("{path}: app[{i}].name: must be a non-empty name without `/` or spaces"));
             }
@@ -253,6 +273,8 @@ pub fn guard(pid: i32, comm: &str, protected: &[String], own_pid: i32, superviso
 
 struct App {
     rule: AppRule,
+    /// A group of the adopted layout (not made by floe; processes are not moved in).
+    adopted: bool,
     group: AppGroup,
     state: AppState,
     unkillable: bool,
@@ -337,6 +359,9 @@ impl Daemon {
             )));
         }
         thaw_all(&hier, &cfg.cgroup_root)?;
+        if let Some(l) = &cfg.adopt_layout {
+            thaw_layout(&hier, l)?;
+        }
         let root = AppGroup::create(&hier, &cfg.cgroup_root)?;
         if let Some(mib) = cfg.memory_limit_mib {
             root.set_memory_limit(mib << 20)?;
@@ -349,10 +374,11 @@ impl Daemon {
         let store = Store::open(&cfg.state_db)?;
         let prepager = setup.prepage.filter(|p| p.anon).map(|_| AnonPrepager::new());
         let mut apps = Vec::new();
-        for r in &cfg.apps {
+        for r in cfg.apps.iter().filter(|_| cfg.adopt_layout.is_none()) {
             let group = AppGroup::create(&hier, &format!("{}/{}", cfg.cgroup_root, r.name))?;
             apps.push(App {
                 rule: r.clone(),
+                adopted: false,
                 group,
                 state: AppState::Dead,
                 unkillable: false,
@@ -368,6 +394,7 @@ impl Daemon {
         let supervisor = match supervisor_exe {
             Some(exe) => std::process::Command::new(exe)
                 .args(["daemon", "--supervise", &std::process::id().to_string(), "--cgroup-root", &cfg.cgroup_root])
+                .args(cfg.adopt_layout.iter().flat_map(|l| ["--adopt-layout", l.as_str()]))
                 .spawn()
                 .map_err(crate::io_err(exe))?
                 .id() as i32,
@@ -420,6 +447,58 @@ impl Daemon {
             ));
         }
         Ok(d)
+    }
+
+    /// Adopts the layout's `uid_N` groups that are new since the last look.
+    fn discover_layout(&mut self) {
+        let Some(l) = self.cfg.adopt_layout.clone() else { return };
+        let Some(v2) = self.hier.v2.clone() else { return };
+        let dir = v2.join(&l);
+        let Ok(entries) = std::fs::read_dir(&dir) else { return };
+        let mut found: Vec<(u32, String)> = entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_str()?.to_string();
+                let uid = name.strip_prefix("uid_")?.parse::<u32>().ok()?;
+                e.file_type().ok()?.is_dir().then_some((uid, name))
+            })
+            .collect();
+        found.sort();
+        for (uid, dirname) in found {
+            if self.apps.iter().any(|a| a.adopted && a.group.v2.as_deref() == Some(dir.join(&dirname).as_path())) {
+                continue;
+            }
+            let rule = self.cfg.apps.iter().find(|r| r.uid == Some(uid)).cloned().unwrap_or(AppRule {
+                name: dirname.clone(),
+                exe: None,
+                cmdline: None,
+                uid: Some(uid),
+                perceptible: false,
+                saves_context: false,
+                state_marker: None,
+                priority: PriorityClass::Medium,
+            });
+            match AppGroup::adopt(&self.hier, dir.join(&dirname), &format!("{}/{}", self.cfg.cgroup_root, dirname)) {
+                Ok(group) => {
+                    self.log(&format!("app {}: adopted group {}", rule.name, dir.join(&dirname).display()));
+                    self.apps.push(App {
+                        rule,
+                        adopted: true,
+                        group,
+                        state: AppState::Dead,
+                        unkillable: false,
+                        swappable: true,
+                        last_used: Nanos::ZERO,
+                        refaults: (0, 0),
+                        rss: 0,
+                        swap: 0,
+                        marker: false,
+                        launching: None,
+                    });
+                }
+                Err(e) => self.log(&format!("cannot adopt {}: {e}", dir.join(&dirname).display())),
+            }
+        }
     }
 
     /// Saves what the policy learned, in one transaction.
@@ -478,9 +557,15 @@ impl Daemon {
     /// Finds new processes for the apps, notices apps that died, reads refault
     /// counters and CPU use; turns what changed into events.
     fn sample(&mut self, discover: bool) {
-        let procs = if discover { processes() } else { Vec::new() };
+        if discover {
+            self.discover_layout();
+        }
+        let procs = if discover && self.cfg.adopt_layout.is_none() { processes() } else { Vec::new() };
         let me = std::process::id() as i32;
         for i in 0..self.apps.len() {
+            if discover && self.apps[i].adopted {
+                let _ = self.apps[i].group.sync_memory();
+            }
             let in_group: Vec<i32> = if discover { self.apps[i].group.pids().unwrap_or_default() } else { Vec::new() };
             for p in procs.iter().filter(|p| self.apps[i].rule.matches(p) && !in_group.contains(&p.pid)) {
                 if guard(p.pid, &p.comm, &self.cfg.protected, me, self.supervisor).is_ok() && self.apps[i].group.add(p.pid).is_ok() {
@@ -885,6 +970,9 @@ impl Daemon {
         self.save_state();
         self.log("stopping: thawing every app");
         let _ = std::fs::remove_file(&self.cfg.socket);
+        if let Some(l) = &self.cfg.adopt_layout {
+            thaw_layout(&self.hier, l)?;
+        }
         thaw_all(&self.hier, &self.cfg.cgroup_root)
     }
 }
@@ -924,9 +1012,24 @@ pub fn thaw_all(h: &Hierarchies, root: &str) -> Result<()> {
     Ok(())
 }
 
+/// Thaws the `uid_N` groups of an adopted layout: only at that level, where floe
+/// freezes; a `pid_M` group someone else froze stays frozen.
+pub fn thaw_layout(h: &Hierarchies, layout: &str) -> Result<()> {
+    let Some(v2) = &h.v2 else { return Ok(()) };
+    let dir = v2.join(layout);
+    let Ok(entries) = std::fs::read_dir(&dir) else { return Ok(()) };
+    for e in entries.flatten() {
+        let f = e.path().join("cgroup.freeze");
+        if e.file_name().to_str().is_some_and(|n| n.starts_with("uid_")) && f.exists() {
+            crate::write(f, "0")?;
+        }
+    }
+    Ok(())
+}
+
 /// The supervisor: waits for the daemon to exit, however it exits, and thaws every app
 /// within a second of it.
-pub fn supervise(daemon_pid: i32, root: &str) -> Result<()> {
+pub fn supervise(daemon_pid: i32, root: &str, layout: Option<&str>) -> Result<()> {
     let h = Hierarchies::detect()?;
     let p = Pidfd::open(daemon_pid)?;
     loop {
@@ -935,6 +1038,9 @@ pub fn supervise(daemon_pid: i32, root: &str) -> Result<()> {
             Err(Error::Timeout { .. }) => continue,
             Err(e) => return Err(e),
         }
+    }
+    if let Some(l) = layout {
+        thaw_layout(&h, l)?;
     }
     thaw_all(&h, root)
 }
@@ -1066,6 +1172,16 @@ mod tests {
         assert_eq!((c.apps[0].priority, c.apps[0].state_marker.as_deref()), (PriorityClass::Low, Some(Path::new("/tmp/m"))));
         let e = Config::parse("f.toml", "[[app]]\nname = \"a\"\nuid = 1\npriority = \"urgent\"\n").unwrap_err();
         assert!(e.starts_with("f.toml:4") && e.contains("urgent"), "{e}");
+    }
+
+    #[test]
+    fn an_adopted_layout_names_apps_by_uid_only() {
+        let c = Config::parse("f.toml", "adopt_layout = \".\"\n[[app]]\nname = \"camera\"\nuid = 10061\n").unwrap();
+        assert_eq!(c.adopt_layout.as_deref(), Some("."));
+        let e = Config::parse("f.toml", "adopt_layout = \"apps\"\n[[app]]\nname = \"cam\"\nexe = \"/bin/cam\"\n").unwrap_err();
+        assert!(e.contains("app[0] (cam)") && e.contains("by `uid` only"), "{e}");
+        assert!(Config::parse("f.toml", "adopt_layout = \"/sys/fs/cgroup\"\n").unwrap_err().contains("adopt_layout"));
+        assert!(Config::parse("f.toml", "adopt_layout = \"a/../b\"\n").unwrap_err().contains("adopt_layout"));
     }
 
     #[test]

@@ -3,6 +3,8 @@
 # apps, and of earlyoom (Debian package, default options) on the same load, each for
 # DURATION seconds. Needs root, python3 and earlyoom. Cleans up its apps and cgroups.
 #   usage: sudo scripts/daemon-overhead.sh [DURATION=60] [FLOE=target/release/floe]
+# IDLE_SAMPLE_MS=100 makes floe sample at its busy rate all the time (its cost under
+# continuous memory pressure); by default it samples at 1 Hz while nothing happens.
 set -euo pipefail
 DURATION=${1:-60}
 FLOE=${2:-target/release/floe}
@@ -25,7 +27,7 @@ cleanup() {
     done
     rmdir "$base/$TAG" 2>/dev/null || true
   done
-  rm -f "$CFG" "/tmp/$TAG.sock"
+  rm -f "$CFG" "/tmp/$TAG.sock" "/tmp/$TAG.db" "/tmp/$TAG.db-wal" "/tmp/$TAG.db-shm"
 }
 trap cleanup EXIT
 
@@ -33,6 +35,8 @@ trap cleanup EXIT
   echo "policy = \"ice\""
   echo "cgroup_root = \"$TAG\""
   echo "socket = \"/tmp/$TAG.sock\""
+  echo "state_db = \"/tmp/$TAG.db\""
+  [ -n "${IDLE_SAMPLE_MS:-}" ] && echo "idle_sample_ms = $IDLE_SAMPLE_MS"
   for i in $(seq 1 20); do printf '[[app]]\nname = "app%02d"\ncmdline = "%s-app%02d"\n' "$i" "$TAG" "$i"; done
 } > "$CFG"
 

@@ -55,6 +55,8 @@ pub struct AppGroup {
     pub v2: Option<PathBuf>,
     pub memory: Option<PathBuf>,
     pub freezer: Option<PathBuf>,
+    /// Processes live in subgroups too (an adopted `uid_N` with `pid_M` children).
+    pub nested: bool,
 }
 
 fn mkdir(p: &Path) -> Result<()> {
@@ -84,7 +86,7 @@ impl AppGroup {
         if v2.is_none() && freezer.is_none() {
             return Err(Error::Unsupported("no cgroup v2 and no v1 freezer: cannot freeze or kill apps by group".into()));
         }
-        Ok(AppGroup { name: rel.to_string(), v2, memory, freezer })
+        Ok(AppGroup { name: rel.to_string(), v2, memory, freezer, nested: false })
     }
 
     fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
@@ -118,7 +120,7 @@ impl AppGroup {
             }
             None => None,
         };
-        Ok(AppGroup { name: v2_dir.display().to_string(), v2: Some(v2_dir), memory, freezer: None })
+        Ok(AppGroup { name: v2_dir.display().to_string(), v2: Some(v2_dir), memory, freezer: None, nested: true })
     }
 
     /// Moves the app's processes that are not yet in its v1 memory group there (for
@@ -139,19 +141,22 @@ impl AppGroup {
     /// The processes in the app (from the group used for freezing, and its children:
     /// an adopted `uid_N` holds its processes in `pid_M` subgroups).
     pub fn pids(&self) -> Result<Vec<i32>> {
-        fn walk(d: &Path, out: &mut Vec<i32>) -> Result<()> {
+        fn walk(d: &Path, nested: bool, out: &mut Vec<i32>) -> Result<()> {
             out.extend(read(d.join("cgroup.procs"))?.lines().filter_map(|l| l.trim().parse::<i32>().ok()));
+            if !nested {
+                return Ok(());
+            }
             for e in std::fs::read_dir(d).map_err(io_err(d))?.flatten() {
                 if e.file_type().is_ok_and(|t| t.is_dir()) {
                     // A subgroup removed meanwhile holds no processes.
-                    let _ = walk(&e.path(), out);
+                    let _ = walk(&e.path(), true, out);
                 }
             }
             Ok(())
         }
         let d = self.v2.as_ref().or(self.freezer.as_ref()).expect("created with one");
         let mut out = Vec::new();
-        walk(d, &mut out)?;
+        walk(d, self.nested, &mut out)?;
         Ok(out)
     }
 

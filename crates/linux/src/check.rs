@@ -3,7 +3,7 @@
 //! one verdict each. Nothing is assumed from kernel version or config files.
 
 use crate::cgroup::{AppGroup, Hierarchies};
-use crate::sys::{anon_ranges, Pidfd, PsiTrigger, MADV_COLD};
+use crate::sys::{Pidfd, PsiTrigger, MADV_COLD};
 use crate::{read, Result};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -28,7 +28,8 @@ pub fn required(policy: &str) -> &'static [&'static str] {
         "smartlmk" | "android-lmk" => &["cgroup hierarchies", "pidfd kill", "cgroup kill", "psi trigger", "/proc/stat"],
         "selective-kill-first" | "selective-swap-first" => &["cgroup hierarchies", "pidfd kill", "per-app swappiness", "psi trigger"],
         "asap-anon" => &["cgroup hierarchies", "process_madvise", "pagemap", "psi trigger"],
-        "asap" | "asap-file" => &["cgroup hierarchies", "process_madvise", "pagemap", "page idle tracking", "psi trigger"],
+        "asap" | "asap-file" => &["cgroup hierarchies", "process_madvise", "pagemap", "page idle tracking", "readahead", "psi trigger"],
+        "llr" | "llr-hpl" | "seal" => &["cgroup hierarchies", "process_madvise", "zram", "zram writeback", "psi trigger"],
         _ => &["cgroup hierarchies", "pidfd kill", "psi trigger"],
     }
 }
@@ -118,14 +119,15 @@ pub fn run() -> Vec<Verdict> {
     out.push(verdict(
         "process_madvise",
         (|| {
-            let mut child = Command::new("sleep").arg("30").spawn().map_err(crate::io_err("sleep"))?;
-            let pid = child.id() as i32;
-            let p = Pidfd::open(pid)?;
-            let ranges = anon_ranges(pid)?;
-            let r = p.madvise(&ranges, MADV_COLD);
-            let _ = child.kill();
-            let _ = child.wait();
-            r.map(|n| format!("MADV_COLD over {n} bytes of a scratch process (PAGEOUT and WILLNEED use the same call)"))
+            // On floe's own heap through a pidfd: the same call reaches any process.
+            let v = vec![1u8; 16 * 4096];
+            let a = (v.as_ptr() as usize + 4095) & !4095;
+            let p = Pidfd::open(std::process::id() as i32)?;
+            let n = p.madvise(&[(a, 8 * 4096)], MADV_COLD)?;
+            if n != 8 * 4096 {
+                return Err(crate::Error::Unsupported(format!("process_madvise advised {n} of {} bytes", 8 * 4096)));
+            }
+            Ok(format!("MADV_COLD over {n} bytes through a pidfd (PAGEOUT and WILLNEED use the same call)"))
         })(),
     ));
     out.push(verdict(
@@ -187,6 +189,33 @@ pub fn run() -> Vec<Verdict> {
         read("/proc/stat")
             .and_then(|t| crate::procfs::parse_cpu_line("/proc/stat", &t))
             .map(|(b, t)| format!("busy+iowait {b} of {t} ticks")),
+    ));
+    out.push(verdict(
+        "readahead",
+        (|| {
+            use std::os::fd::AsRawFd;
+            let path = std::env::temp_dir().join(format!("floe-check-ra-{}", std::process::id()));
+            std::fs::write(&path, vec![0u8; 64 << 10]).map_err(crate::io_err(&path))?;
+            let f = std::fs::File::open(&path).map_err(crate::io_err(&path));
+            let _ = std::fs::remove_file(&path);
+            let f = f?;
+            // SAFETY: a valid fd, an offset and a length inside the file.
+            let r = unsafe { libc::readahead(f.as_raw_fd(), 0, 64 << 10) };
+            if r != 0 {
+                return Err(crate::Error::Io { path: "readahead".into(), source: std::io::Error::last_os_error() });
+            }
+            Ok("readahead(2) of a scratch file".into())
+        })(),
+    ));
+    out.push(verdict(
+        "zram writeback",
+        std::fs::metadata("/sys/block/zram0/backing_dev")
+            .map(|_| "zram0 backing_dev (idle and per-page writeback to flash)".to_string())
+            .map_err(|_| {
+                crate::Error::Unsupported(
+                    "no /sys/block/zram0/backing_dev (CONFIG_ZRAM_WRITEBACK): SEAL cannot move pages from SL1 (zram) to SL2 (flash)".into(),
+                )
+            }),
     ));
     out.push(verdict(
         "zram",

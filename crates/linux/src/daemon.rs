@@ -24,6 +24,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(2);
+/// Fast sampling lasts this long after memory pressure, a refault or a low-memory level
+/// (assumption: 5 s, above the PSI trigger's 2 s window).
+const BUSY_AFTER_PRESSURE: Duration = Duration::from_secs(5);
+/// ... and this long after a launch, which SmartLMK's launch tracker follows at 100 ms
+/// (assumption: 10 s, above the longest launches the seeds report, about 5 s cold).
+const BUSY_AFTER_LAUNCH: Duration = Duration::from_secs(10);
 /// A switch without `floe ctl launch-done` ends this long after it began. Assumption:
 /// 3 s, above every switch time ASAP reports (Fig. 6.1, up to about 2 s).
 const SWITCH_WINDOW: Duration = Duration::from_secs(3);
@@ -49,9 +55,15 @@ pub struct Config {
     /// Group (gid) allowed on the control socket besides root.
     #[serde(default)]
     pub ctl_gid: Option<u32>,
-    /// How often refault counters, app liveness and CPU use are sampled, in ms.
+    /// How often refault counters, app liveness, memory and CPU use are sampled, in ms,
+    /// while anything is happening: memory pressure (the PSI trigger fired), refaults,
+    /// a low-memory level, a launch or switch in the last few seconds.
     #[serde(default = "default_sample_ms")]
     pub sample_ms: u64,
+    /// The sampling period, in ms, while nothing is happening (no pressure, no refaults,
+    /// no launch): the PSI trigger and `floe ctl` wake the daemon at once regardless.
+    #[serde(default = "default_idle_sample_ms")]
+    pub idle_sample_ms: u64,
     /// How often /proc is scanned for new processes of the apps, in ms (the costly part:
     /// it reads every process's exe, cmdline and status).
     #[serde(default = "default_discover_ms")]
@@ -106,6 +118,9 @@ fn default_socket() -> PathBuf {
 }
 fn default_sample_ms() -> u64 {
     100
+}
+fn default_idle_sample_ms() -> u64 {
+    1000
 }
 fn default_discover_ms() -> u64 {
     1000
@@ -169,6 +184,9 @@ impl Config {
         }
         if !(10..=60_000).contains(&c.sample_ms) {
             return Err(format!("{path}: sample_ms: must be 10..=60000, got {}", c.sample_ms));
+        }
+        if !(c.sample_ms..=600_000).contains(&c.idle_sample_ms) {
+            return Err(format!("{path}: idle_sample_ms: must be sample_ms ({})..=600000, got {}", c.sample_ms, c.idle_sample_ms));
         }
         if !(10..=600_000).contains(&c.discover_ms) {
             return Err(format!("{path}: discover_ms: must be 10..=600000, got {}", c.discover_ms));
@@ -238,23 +256,58 @@ impl AppRule {
     }
 }
 
+fn proc_info(pid: i32) -> Option<ProcInfo> {
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?.display().to_string();
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let cmdline = String::from_utf8_lossy(&cmdline).split('\0').filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" ");
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |k: &str| status.lines().find(|l| l.starts_with(k)).and_then(|l| l.split_whitespace().nth(1)).unwrap_or("").to_string();
+    Some(ProcInfo { pid, exe, cmdline, uid: field("Uid:").parse().unwrap_or(u32::MAX), comm: field("Name:") })
+}
+
 /// Every user process (kernel threads have no exe and are never listed).
 pub fn processes() -> Vec<ProcInfo> {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return vec![] };
-    let mut v: Vec<ProcInfo> = dir
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| {
-            let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?.display().to_string();
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-            let cmdline = String::from_utf8_lossy(&cmdline).split('\0').filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" ");
-            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-            let field =
-                |k: &str| status.lines().find(|l| l.starts_with(k)).and_then(|l| l.split_whitespace().nth(1)).unwrap_or("").to_string();
-            Some(ProcInfo { pid, exe, cmdline, uid: field("Uid:").parse().unwrap_or(u32::MAX), comm: field("Name:") })
-        })
-        .collect();
-    v.sort_by_key(|p| p.pid);
-    v
+    ProcScanner::default().scan()
+}
+
+/// Finds user processes without rereading what cannot have changed: a process is read
+/// when first seen and once more at the next scan (it may have exec'd in between, as a
+/// launcher does), then kept; and /proc is not listed at all while the kernel's last
+/// created pid (/proc/loadavg) has not moved for two scans, since then no process is new.
+#[derive(Default)]
+pub struct ProcScanner {
+    /// Known processes and how many scans have seen them.
+    known: std::collections::BTreeMap<i32, (Option<ProcInfo>, u8)>,
+    last_pid: Option<String>,
+    quiet_scans: u8,
+}
+
+impl ProcScanner {
+    pub fn scan(&mut self) -> Vec<ProcInfo> {
+        let last_pid = read("/proc/loadavg").ok().and_then(|l| l.split_whitespace().nth(4).map(str::to_string));
+        if last_pid.is_some() && last_pid == self.last_pid {
+            self.quiet_scans = self.quiet_scans.saturating_add(1);
+        } else {
+            self.quiet_scans = 0;
+        }
+        self.last_pid = last_pid;
+        if self.quiet_scans < 2 {
+            let Ok(dir) = std::fs::read_dir("/proc") else { return vec![] };
+            let pids: std::collections::BTreeSet<i32> = dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()).collect();
+            self.known.retain(|pid, _| pids.contains(pid));
+            for pid in pids {
+                let e = self.known.entry(pid).or_insert((None, 0));
+                if e.1 < 2 {
+                    e.0 = proc_info(pid);
+                    e.1 += 1;
+                }
+            }
+        } else {
+            // Nothing new; processes that exited drop out when their files are gone.
+            self.known.retain(|pid, _| Path::new(&format!("/proc/{pid}")).exists());
+        }
+        self.known.values().filter_map(|(p, _)| p.clone()).collect()
+    }
 }
 
 /// The one gate every action passes: what may never be touched.
@@ -338,6 +391,11 @@ pub struct Daemon {
     last_save: Instant,
     /// ASAP's anonymous estimator and prepaging, for policies that ask for it.
     prepager: Option<AnonPrepager>,
+    /// Sample at `sample_ms` until then, at `idle_sample_ms` after.
+    busy_until: Instant,
+    /// min_free_kbytes, read once.
+    min_free_kb: u64,
+    scanner: ProcScanner,
 }
 
 impl Daemon {
@@ -354,7 +412,7 @@ impl Daemon {
         }
         if setup.seal.is_some() {
             return Err(Error::Unsupported(format!(
-                "policy `{}` places pages between SL1 and SL2, which needs zram writeback control this backend does not have yet",
+                "policy `{}` places pages between SL1 (zram) and SL2 (flash); Linux can move chosen pages there only by zram writeback (CONFIG_ZRAM_WRITEBACK, per-page since 6.x), which this backend does not drive yet (`floe daemon --check --policy seal` shows whether the kernel has it)",
                 cfg.policy
             )));
         }
@@ -420,6 +478,9 @@ impl Daemon {
             store,
             last_save: Instant::now(),
             prepager,
+            busy_until: Instant::now(),
+            scanner: ProcScanner::default(),
+            min_free_kb: read("/proc/sys/vm/min_free_kbytes").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0),
         };
         d.sample(true);
         d.pending.clear();
@@ -501,6 +562,10 @@ impl Daemon {
         }
     }
 
+    fn stay_busy(&mut self, d: Duration) {
+        self.busy_until = self.busy_until.max(Instant::now() + d);
+    }
+
     /// Saves what the policy learned, in one transaction.
     fn save_state(&mut self) {
         self.last_save = Instant::now();
@@ -533,6 +598,7 @@ impl Daemon {
         }
         let Some(min_adj) = level else { return };
         self.c.low_memory += 1;
+        self.stay_busy(BUSY_AFTER_PRESSURE);
         if self.setup.lmk == LmkMode::Policy {
             self.pending.push(Event::LowMemory { min_adj, free });
             return;
@@ -560,7 +626,7 @@ impl Daemon {
         if discover {
             self.discover_layout();
         }
-        let procs = if discover && self.cfg.adopt_layout.is_none() { processes() } else { Vec::new() };
+        let procs = if discover && self.cfg.adopt_layout.is_none() { self.scanner.scan() } else { Vec::new() };
         let me = std::process::id() as i32;
         for i in 0..self.apps.len() {
             if discover && self.apps[i].adopted {
@@ -611,12 +677,13 @@ impl Daemon {
                         if self.setup.events.refaults {
                             self.pending.push(Event::Refault { app: id, kind, fg });
                         }
+                        self.stay_busy(BUSY_AFTER_PRESSURE);
                     }
                 }
                 self.apps[i].refaults = (a, f);
             }
         }
-        self.meminfo = read_meminfo();
+        self.meminfo = read_meminfo(self.min_free_kb);
         if let Some(mib) = self.cfg.memory_limit_mib {
             if let Ok((usage, inactive_file)) = self.root.memory_usage() {
                 self.meminfo = budget_meminfo(self.meminfo, mib << 20, usage, inactive_file);
@@ -770,6 +837,7 @@ impl Daemon {
         }
         let kind = if self.apps[i].state == AppState::Dead { LaunchKind::Cold } else { LaunchKind::Warm };
         self.apps[i].launching = Some((Instant::now(), kind));
+        self.stay_busy(BUSY_AFTER_LAUNCH);
         self.end_switch(None);
         if kind == LaunchKind::Warm && !self.cfg.dry_run {
             let pids = self.apps[i].group.pids().unwrap_or_default();
@@ -919,6 +987,7 @@ impl Daemon {
         listener.set_nonblocking(true).map_err(crate::io_err(&self.cfg.socket))?;
         let psi = PsiTrigger::new("/proc/pressure/memory", false, Duration::from_millis(150), crate::check::PSI_WINDOW)?;
         let sample = Duration::from_millis(self.cfg.sample_ms);
+        let idle_sample = Duration::from_millis(self.cfg.idle_sample_ms);
         let discover = Duration::from_millis(self.cfg.discover_ms);
         let tick = self.setup.tick;
         let (mut next_sample, mut next_tick, mut next_discover) = (Instant::now(), Instant::now(), Instant::now());
@@ -932,10 +1001,18 @@ impl Daemon {
                 libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 },
             ];
             // SAFETY: two valid pollfds for the duration of the call.
-            unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout.as_millis() as i32) };
-            if fds[0].revents & libc::POLLPRI != 0 && self.setup.events.pressure {
-                let m = self.mem();
-                self.pending.push(Event::Pressure { free: m.free, low: m.wmark_low, min: m.wmark_min });
+            // Rounded up: a timeout rounded down to 0 ms would spin until the deadline.
+            unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout.as_micros().div_ceil(1000) as i32) };
+            if fds[0].revents & libc::POLLPRI != 0 {
+                if self.busy_until <= now {
+                    // Pressure after a quiet spell: look now, not at the idle period's end.
+                    next_sample = now;
+                }
+                self.stay_busy(BUSY_AFTER_PRESSURE);
+                if self.setup.events.pressure {
+                    let m = self.mem();
+                    self.pending.push(Event::Pressure { free: m.free, low: m.wmark_low, min: m.wmark_min });
+                }
             }
             if fds[1].revents & libc::POLLIN != 0 {
                 while let Ok((s, _)) = listener.accept() {
@@ -954,7 +1031,7 @@ impl Daemon {
                     self.end_switch(None);
                 }
                 self.lmk();
-                next_sample = now + sample;
+                next_sample = now + if Instant::now() < self.busy_until { sample } else { idle_sample };
             }
             if let Some(t) = tick {
                 if now >= next_tick {
@@ -1055,13 +1132,22 @@ pub fn ctl(socket: &Path, request: &str) -> Result<String> {
     Ok(out)
 }
 
+/// zram0's (original data, memory used, disk size) in bytes, from mm_stat and
+/// disksize; zeros without zram.
+fn zram_stats() -> (u64, u64, u64) {
+    let mm = read("/sys/block/zram0/mm_stat").unwrap_or_default();
+    let f: Vec<u64> = mm.split_whitespace().filter_map(|v| v.parse().ok()).collect();
+    let size = read("/sys/block/zram0/disksize").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
+    (f.first().copied().unwrap_or(0), f.get(2).copied().unwrap_or(0), size)
+}
+
 /// System memory as a policy sees it: available memory as free, watermarks from
 /// min_free_kbytes with the kernel's low = 5/4 and high = 3/2 of min.
-fn read_meminfo() -> MemInfo {
+fn read_meminfo(min_kb: u64) -> MemInfo {
     let m = read("/proc/meminfo").and_then(|t| parse_kb_table("/proc/meminfo", &t)).unwrap_or_default();
     let pages = |k: &str| Pages(m.get(k).copied().unwrap_or(0) / 4096);
-    let min_kb: u64 = read("/proc/sys/vm/min_free_kbytes").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
     let min = Pages(min_kb * 1024 / 4096);
+    let zram = zram_stats();
     MemInfo {
         total: pages("MemTotal"),
         free: pages("MemAvailable"),
@@ -1072,9 +1158,9 @@ fn read_meminfo() -> MemInfo {
         inactive_anon: pages("Inactive(anon)"),
         active_file: pages("Active(file)"),
         inactive_file: pages("Inactive(file)"),
-        zram_stored: Pages(0),
-        zram_used: Pages(0),
-        zram_capacity: Pages(0),
+        zram_stored: Pages(zram.0 / 4096),
+        zram_used: Pages(zram.1 / 4096),
+        zram_capacity: Pages(zram.2 / 4096),
         flash_swap_used: Pages(m.get("SwapTotal").copied().unwrap_or(0).saturating_sub(m.get("SwapFree").copied().unwrap_or(0)) / 4096),
         flash_swap_capacity: pages("SwapTotal"),
     }
@@ -1182,6 +1268,27 @@ mod tests {
         assert!(e.contains("app[0] (cam)") && e.contains("by `uid` only"), "{e}");
         assert!(Config::parse("f.toml", "adopt_layout = \"/sys/fs/cgroup\"\n").unwrap_err().contains("adopt_layout"));
         assert!(Config::parse("f.toml", "adopt_layout = \"a/../b\"\n").unwrap_err().contains("adopt_layout"));
+    }
+
+    #[test]
+    fn the_scanner_finds_new_processes_and_forgets_dead_ones() {
+        let mut sc = ProcScanner::default();
+        let before = sc.scan();
+        assert!(before.iter().any(|p| p.pid == std::process::id() as i32), "sees this test process");
+        let tag = format!("floe-scan-{}", std::process::id());
+        let mut child = std::process::Command::new("sleep").args(["30", &tag]).spawn().unwrap();
+        let found = |v: &[ProcInfo]| v.iter().any(|p| p.pid == child.id() as i32 && p.cmdline.ends_with(&tag));
+        // Read when first seen (perhaps before its exec) and again at the next scan.
+        let first = sc.scan();
+        assert!(found(&first) || found(&sc.scan()), "a process started after the first scan is found");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // Quiet scans skip listing /proc but still drop processes that are gone.
+        for _ in 0..3 {
+            let v = sc.scan();
+            assert!(!v.iter().any(|p| p.pid == child.id() as i32));
+        }
+        assert!(Config::parse("f.toml", "sample_ms = 200\nidle_sample_ms = 100\n").unwrap_err().contains("idle_sample_ms"));
     }
 
     #[test]

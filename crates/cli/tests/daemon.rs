@@ -180,19 +180,24 @@ fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_not
         c.dirs.push(root.join("fg"));
         c.dirs.push(root.join("bg"));
     }
-    let (mut daemon, _) = start_daemon(&cfg, "policy ice, 2 apps");
+    let (daemon, _) = start_daemon(&cfg, "policy ice, 2 apps");
+    c.procs.push(daemon);
     let bg_mem = mem.join(&tag).join("bg");
     std::fs::write(bg_mem.join("memory.limit_in_bytes"), "24M").unwrap();
 
     // The apps: a foreground one that idles, a background one that keeps touching 40 MiB
     // of heap in a 24 MiB memory cgroup (so it refaults from zram all the time).
+    // The background app allocates once it is in its group, so its heap is charged there.
+    let go = PathBuf::from(format!("/tmp/{tag}.go"));
+    c.files.push(go.clone());
     c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-fg sleep 600")]).spawn().unwrap());
-    let script = "import mmap,time\ntime.sleep(0.5)\nm=mmap.mmap(-1,40<<20,flags=mmap.MAP_PRIVATE|mmap.MAP_ANONYMOUS)\nwhile True:\n    for i in range(0,40<<20,4096): m[i]=1\n    time.sleep(0.01)\n";
-    c.procs.push(Command::new(python()).args(["-c", script, &format!("{tag}-bg")]).spawn().unwrap());
+    let script = format!("import mmap,os,time\nwhile not os.path.exists({go:?}): time.sleep(0.01)\nm=mmap.mmap(-1,40<<20,flags=mmap.MAP_PRIVATE|mmap.MAP_ANONYMOUS)\nwhile True:\n    for i in range(0,40<<20,4096): m[i]=1\n    time.sleep(0.01)\n");
+    c.procs.push(Command::new(python()).args(["-c", &script, &format!("{tag}-bg")]).spawn().unwrap());
     let bg = v2.join(&tag).join("bg");
     wait_for("both apps adopted", Duration::from_secs(5), || {
         ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
     });
+    std::fs::write(&go, "").unwrap();
     ctl(&sock, &["fg", "fg"]);
 
     // (1) Ice freezes the background app when it refaults...
@@ -216,8 +221,8 @@ fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_not
 
     // (5) SIGKILL the daemon while bg is frozen: the supervisor thaws it within 1 s.
     let killed = Instant::now();
-    daemon.kill().unwrap();
-    daemon.wait().unwrap();
+    c.procs[0].kill().unwrap();
+    c.procs[0].wait().unwrap();
     wait_for("bg thawed after SIGKILL of the daemon", Duration::from_millis(1000), || !frozen(&bg));
     eprintln!("thawed {:?} after SIGKILL", killed.elapsed());
 }

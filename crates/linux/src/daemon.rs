@@ -616,8 +616,10 @@ impl Daemon {
         }
     }
 
+    /// One line to stdout (the journal under systemd). A closed stdout does not stop
+    /// the daemon: the line is lost, the daemon goes on.
     fn log(&self, msg: &str) {
-        println!("{:>10.3} {msg}", self.start.elapsed().as_secs_f64());
+        let _ = writeln!(std::io::stdout(), "{:>10.3} {msg}", self.start.elapsed().as_secs_f64());
     }
 
     /// Finds new processes for the apps, notices apps that died, reads refault
@@ -994,7 +996,7 @@ impl Daemon {
         self.log(&format!("floe daemon: policy {}, {} apps, socket {}", self.cfg.policy, self.apps.len(), self.cfg.socket.display()));
         while !STOP.load(Ordering::SeqCst) {
             let now = Instant::now();
-            let wake = tick.map_or(next_sample, |_| next_sample.min(next_tick));
+            let wake = tick.map_or(next_sample, |_| next_sample.min(next_tick)).min(next_discover);
             let timeout = wake.saturating_duration_since(now).min(Duration::from_millis(200));
             let mut fds = [
                 libc::pollfd { fd: psi.raw_fd(), events: libc::POLLPRI, revents: 0 },
@@ -1021,7 +1023,9 @@ impl Daemon {
                 }
             }
             let now = Instant::now();
-            if now >= next_sample {
+            // New processes are looked for on their own schedule, even while sampling
+            // is slow: an app must be in its groups before it allocates much.
+            if now >= next_sample || now >= next_discover {
                 let d = now >= next_discover;
                 if d {
                     next_discover = now + discover;

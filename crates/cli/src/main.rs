@@ -87,7 +87,7 @@ enum Cmd {
         /// Only this policy's state (or the policy whose state --set replaces).
         policy: Option<String>,
         /// Replace POLICY's state with this JSON file.
-        #[arg(long, requires = "policy")]
+        #[arg(long, requires = "policy", value_name = "FILE")]
         set: Option<String>,
     },
 }

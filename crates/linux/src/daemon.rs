@@ -588,7 +588,7 @@ impl Daemon {
             return;
         }
         let free = self.meminfo.free;
-        let level = self.lmk_levels.iter().find(|&&(_, mf)| free < mf).map(|&(adj, _)| adj);
+        let level = lmk_level(&self.lmk_levels, free);
         if level != self.lmk_level {
             self.lmk_level = level;
             match level {
@@ -603,13 +603,8 @@ impl Daemon {
             self.pending.push(Event::LowMemory { min_adj, free });
             return;
         }
-        let victim = self
-            .apps()
-            .into_iter()
-            .filter_map(|id| self.app(id))
-            .filter(|a| a.state != AppState::Dead && self.fg != Some(a.id) && !a.unkillable && a.oom_adj >= min_adj)
-            .max_by_key(|a| (a.oom_adj, a.rss, std::cmp::Reverse(a.id)))
-            .map(|a| a.id);
+        let infos: Vec<AppInfo> = self.apps().into_iter().filter_map(|id| self.app(id)).collect();
+        let victim = stock_victim(&infos, self.fg, min_adj);
         if let Some(v) = victim {
             self.apply(Action::Kill(vec![v]));
             self.sample(false);
@@ -1170,6 +1165,21 @@ fn read_meminfo(min_kb: u64) -> MemInfo {
     }
 }
 
+/// The low-memory killer's level at `free`: the lowest oom_adj whose minfree is above
+/// it (levels in ascending adj and minfree, as Android lists them), if any.
+pub fn lmk_level(levels: &[(i32, Pages)], free: Pages) -> Option<i32> {
+    levels.iter().find(|&&(_, mf)| free < mf).map(|&(adj, _)| adj)
+}
+
+/// The stock killer's victim at level `min_adj`: the highest oom_adj at or above it,
+/// then the largest; never the foreground, an unkillable or a dead app.
+pub fn stock_victim(apps: &[AppInfo], fg: Option<AppId>, min_adj: i32) -> Option<AppId> {
+    apps.iter()
+        .filter(|a| a.state != AppState::Dead && fg != Some(a.id) && !a.unkillable && a.oom_adj >= min_adj)
+        .max_by_key(|a| (a.oom_adj, a.rss, std::cmp::Reverse(a.id)))
+        .map(|a| a.id)
+}
+
 /// Memory as policies see it under a budget: the budget is the total, and free is what
 /// is left of it plus the apps' inactive page cache (what MemAvailable counts
 /// system-wide), never more than the machine has available.
@@ -1293,6 +1303,41 @@ mod tests {
             assert!(!v.iter().any(|p| p.pid == child.id() as i32));
         }
         assert!(Config::parse("f.toml", "sample_ms = 200\nidle_sample_ms = 100\n").unwrap_err().contains("idle_sample_ms"));
+    }
+
+    #[test]
+    fn the_stock_killer_takes_the_highest_adj_then_the_largest_never_the_foreground() {
+        let mib = |m: u64| Pages(m * 256);
+        let levels = [(0, mib(72)), (200, mib(108)), (900, mib(144))];
+        assert_eq!(lmk_level(&levels, mib(200)), None);
+        assert_eq!(lmk_level(&levels, mib(120)), Some(900));
+        assert_eq!(lmk_level(&levels, mib(100)), Some(200));
+        assert_eq!(lmk_level(&levels, mib(10)), Some(0));
+        let app = |i: u16, adj: i32, rss: u64| AppInfo {
+            id: AppId(i),
+            name: format!("a{i}"),
+            state: AppState::Cached,
+            oom_adj: adj,
+            rss: mib(rss),
+            swapped: Pages(0),
+            saves_context: false,
+            priority_class: PriorityClass::Medium,
+            perceptible: false,
+            unkillable: false,
+            swappable: true,
+            last_used: Nanos::ZERO,
+        };
+        let mut apps = vec![app(0, 0, 500), app(1, 200, 300), app(2, 910, 50), app(3, 910, 80), app(4, 900, 400)];
+        // Highest adj first (910), the larger of the two.
+        assert_eq!(stock_victim(&apps, Some(AppId(0)), 900), Some(AppId(3)));
+        apps[3].unkillable = true;
+        assert_eq!(stock_victim(&apps, Some(AppId(0)), 900), Some(AppId(2)));
+        apps[2].state = AppState::Dead;
+        assert_eq!(stock_victim(&apps, Some(AppId(0)), 900), Some(AppId(4)));
+        // Nothing at or above the level: no kill; the foreground never, even at adj 0.
+        assert_eq!(stock_victim(&apps[..2], Some(AppId(0)), 900), None);
+        assert_eq!(stock_victim(&apps[..1], Some(AppId(0)), 0), None);
+        assert_eq!(stock_victim(&apps[..2], Some(AppId(0)), 0), Some(AppId(1)));
     }
 
     #[test]

@@ -152,16 +152,8 @@ impl AnonPrepager {
             let _ = w.join();
         }
         let (_, present) = swapped_and_present(pids);
-        let faulted: Vec<PageKey> = s.swapped.iter().filter(|k| !s.fetched.contains(k) && present.contains(k)).copied().collect();
         let t = self.tables.entry(app.to_string()).or_default();
-        t.after_switch_observed(&faulted, |k| (s.swapped.contains(&k) && !s.fetched.contains(&k)).then(|| present.contains(&k)));
-        Some(SwitchReport {
-            swapped: s.swapped.len(),
-            prepaged: s.fetched.len(),
-            faulted: faulted.len(),
-            targets: t.targets.len(),
-            candidates: t.candidates.len(),
-        })
+        Some(learn(t, &s.swapped, &s.fetched, &present))
     }
 
     /// The tables as JSON, to outlive a restart of the daemon (the apps' processes, and
@@ -195,6 +187,28 @@ impl AnonPrepager {
     }
 }
 
+/// What a switch teaches the anonymous estimator, from what pagemap showed: the pages in
+/// swap when it began (`swapped`), those floe fetched (`fetched`), and those present when
+/// it ended (`present`). A page in swap that floe did not fetch and that is now present
+/// was faulted in by the app (accessed); one still in swap was not; other pages gave no
+/// evidence.
+pub fn learn(
+    t: &mut AnonTables<PageKey>,
+    swapped: &BTreeSet<PageKey>,
+    fetched: &BTreeSet<PageKey>,
+    present: &BTreeSet<PageKey>,
+) -> SwitchReport {
+    let faulted: Vec<PageKey> = swapped.iter().filter(|k| !fetched.contains(k) && present.contains(k)).copied().collect();
+    t.after_switch_observed(&faulted, |k| (swapped.contains(&k) && !fetched.contains(&k)).then(|| present.contains(&k)));
+    SwitchReport {
+        swapped: swapped.len(),
+        prepaged: fetched.len(),
+        faulted: faulted.len(),
+        targets: t.targets.len(),
+        candidates: t.candidates.len(),
+    }
+}
+
 impl Drop for AnonPrepager {
     fn drop(&mut self) {
         self.cancel();
@@ -204,6 +218,35 @@ impl Drop for AnonPrepager {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn set(pages: &[u64]) -> BTreeSet<PageKey> {
+        pages.iter().map(|&v| (7, v)).collect()
+    }
+
+    #[test]
+    fn learning_from_synthetic_pagemaps() {
+        use floe_policies::asap::ANON_TIMEOUT;
+        let mut t = AnonTables::default();
+        // Switch 1: pages 1-4 in swap, the app faults 1-3 in; 4 stays out.
+        let r = learn(&mut t, &set(&[1, 2, 3, 4]), &set(&[]), &set(&[1, 2, 3, 9]));
+        assert_eq!((r.faulted, r.candidates, r.targets), (3, 3, 0));
+        // Switch 2: 1-3 in swap again; the app touches 1 and 2 (promoted); 3 stays in
+        // swap (not accessed: its timeout counts down).
+        let r = learn(&mut t, &set(&[1, 2, 3]), &set(&[]), &set(&[1, 2]));
+        assert_eq!((r.faulted, r.targets), (2, 2));
+        assert_eq!(t.candidates.get(&(7, 3)), Some(&(ANON_TIMEOUT - 1)));
+        // Switch 3: floe fetches 1 and 2 (no evidence of use: they keep their timeout);
+        // 3 is resident all along (no evidence either).
+        let r = learn(&mut t, &set(&[1, 2]), &set(&[1, 2]), &set(&[1, 2, 3]));
+        assert_eq!((r.prepaged, r.faulted), (2, 0));
+        assert_eq!(t.targets.get(&(7, 1)), Some(&ANON_TIMEOUT));
+        assert_eq!(t.candidates.get(&(7, 3)), Some(&(ANON_TIMEOUT - 1)));
+        // Four more switches with 3 in swap and untouched: it times out.
+        for _ in 0..ANON_TIMEOUT - 1 {
+            learn(&mut t, &set(&[3]), &set(&[]), &set(&[]));
+        }
+        assert!(!t.candidates.contains_key(&(7, 3)));
+    }
 
     #[test]
     fn tables_round_trip_through_json() {

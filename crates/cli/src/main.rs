@@ -41,9 +41,12 @@ enum Cmd {
     /// Measure simulator speed: a simulated device-day on a 4 GiB phone.
     Bench(BenchArgs),
     /// Run the policies on this Linux kernel: apps are cgroups filled with the processes
-    /// the config's rules match; `floe ctl` talks to it. Needs root. With `--check`, try
-    /// every mechanism the policy needs (cgroups, freezer, kill, pidfds, process_madvise,
-    /// PSI triggers, refault counters, swappiness, zram), one verdict per line, and exit.
+    /// the config's rules match (or an adopted uid_N/pid_M layout); a low-memory killer
+    /// works over the machine or a memory budget; what policies learn is kept in SQLite;
+    /// `floe ctl` talks to it; every app it froze is thawed when it exits, however it
+    /// exits. Needs root. With `--check`, try every mechanism the policy needs (cgroups,
+    /// freezer, kill, pidfds, process_madvise, pagemap, readahead, PSI triggers, refault
+    /// counters, swappiness, zram and its writeback), one verdict per line, and exit.
     Daemon {
         /// Check the mechanisms and exit: 0 when every one the policy needs works.
         #[arg(long)]

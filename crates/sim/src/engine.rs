@@ -56,10 +56,36 @@ const BG_WINDOW_S: f64 = 30.0;
 const BG_HOT_FILE_PER_ANON: f64 = 48.6 / 51.4;
 /// Assumption: flash swap partition size, 2 GiB (the seeds do not give one).
 const FLASH_SWAP_MIB: f64 = 2048.0;
+/// vm.swappiness. Assumption: 100, as Pixel devices' init scripts set it (the kernel
+/// default is 60); the seeds do not give theirs.
+const SWAPPINESS: u64 = 100;
 /// Idle foreground apps (non-interactive workloads) wake this often to grow.
 const IDLE_TICK: Nanos = Nanos::from_ms(100);
 /// The in-kernel LMK runs at most this often outside reclaim passes.
 const LMK_INTERVAL: Nanos = Nanos::from_ms(1);
+
+/// The anon/file balance of one reclaim pass (Linux's scan_balance).
+#[derive(Clone, Copy, Debug)]
+enum Balance {
+    File,
+    Anon,
+    /// Scan both, in proportion to these weights.
+    Fract {
+        anon: u64,
+        file: u64,
+    },
+    /// Scan the larger list (the kernel at priority 0: both by size).
+    Equal,
+}
+
+/// get_scan_count's weights of the anon and file LRUs: each type's priority
+/// (swappiness, 200 - swappiness) times how many of its recently scanned pages were not
+/// rotated back to active use, so the type whose pages prove busy is scanned less.
+fn scan_fractions(swappiness: u64, scanned: [u64; 2], rotated: [u64; 2]) -> (u64, u64) {
+    let ap = swappiness * (scanned[0] + 1) / (rotated[0] + 1);
+    let fp = (200 - swappiness) * (scanned[1] + 1) / (rotated[1] + 1);
+    (ap, fp)
+}
 
 /// Options of one run beyond device, workload and policy.
 #[derive(Clone, Debug, Default)]
@@ -281,6 +307,10 @@ pub struct Sim {
     flash_cap: i64,
     age: u32,
     kswapd_active: bool,
+    /// The kernel's reclaim_stat: pages scanned and rotated (kept or made active) on the
+    /// anon [0] and file [1] LRUs, halved as they grow; they steer the anon/file balance.
+    recent_scanned: [u64; 2],
+    recent_rotated: [u64; 2],
     last_lmk: Option<Nanos>,
     fg: Option<u16>,
     in_use: bool,
@@ -493,6 +523,8 @@ impl Sim {
             flash_cap,
             age: 0,
             kswapd_active: false,
+            recent_scanned: [0; 2],
+            recent_rotated: [0; 2],
             last_lmk: None,
             fg: None,
             in_use: false,
@@ -1180,7 +1212,56 @@ impl Sim {
             (false, true) => Loc::ActiveFile,
             (false, false) => Loc::InactiveFile,
         };
+        self.lru_add(p, to);
+    }
+
+    /// Puts a page on an LRU list as the kernel's lru_cache_add does, counting it in
+    /// reclaim_stat: scanned, and rotated if it goes on an active list.
+    pub(crate) fn lru_add(&mut self, p: u32, to: Loc) {
+        let (k, active) = match to {
+            Loc::ActiveAnon => (0, true),
+            Loc::InactiveAnon => (0, false),
+            Loc::ActiveFile => (1, true),
+            Loc::InactiveFile => (1, false),
+            _ => unreachable!("lru_add to {to:?}"),
+        };
+        self.recent_scanned[k] += 1;
+        self.recent_rotated[k] += active as u64;
         self.pages.move_to(p, to);
+    }
+
+    /// What reclaim scans next, as Linux's get_scan_count decides it for a pass.
+    fn scan_balance(&mut self, anon_ok: bool) -> Balance {
+        let len = |l: Loc| self.pages.list_len(l) as u64;
+        let (ia, aa, ifl, af) = (len(Loc::InactiveAnon), len(Loc::ActiveAnon), len(Loc::InactiveFile), len(Loc::ActiveFile));
+        if !anon_ok {
+            return Balance::File;
+        }
+        // File pages nearly gone: only anonymous memory is left to take.
+        if ifl + af + (self.free().max(0) as u64) <= self.wmark[2].max(0) as u64 {
+            return Balance::Anon;
+        }
+        // Linux 3.11-5.8 also reclaims only file pages while the inactive file list is
+        // not low ("only evict file pages when we have plenty"); that rule is left out:
+        // see docs/MODEL-NOTES.md.
+        for (k, size) in [(0, ia + aa), (1, ifl + af)] {
+            if self.recent_scanned[k] > size / 4 {
+                self.recent_scanned[k] /= 2;
+                self.recent_rotated[k] /= 2;
+            }
+        }
+        let (anon, file) = scan_fractions(SWAPPINESS, self.recent_scanned, self.recent_rotated);
+        Balance::Fract { anon, file }
+    }
+
+    /// The inactive list's target: inactive x ratio >= active, ratio = sqrt(10 x GiB of the list).
+    fn inactive_ratio(&self, pages: u64) -> u64 {
+        let gb = pages >> 18;
+        if gb == 0 {
+            1
+        } else {
+            ((10 * gb) as f64).sqrt() as u64
+        }
     }
 
     /// Makes room for one page: wakes kswapd below the low watermark, reclaims
@@ -1255,24 +1336,50 @@ impl Sim {
         // Like the kernel raising scan priority until it scans whole lists, a pass may
         // walk the entire LRU once before giving up.
         let budget = (nr as u64 * 64).max(self.resident() as u64 * 2);
-        let lru_gb = ((self.resident() as f64) / 262_144.0).max(1.0);
-        let inactive_ratio = (10.0 * lru_gb).sqrt().floor().max(1.0) as u32;
         // FG-aware eviction skips the foreground app's pages until a whole list was
         // skipped (then nothing else is left to take).
         let mut fg_skipped: u32 = 0;
+        let mut balance = self.scan_balance(self.swap_possible() && !ags);
+        // Pages scanned this pass from the anon [0] and file [1] lists.
+        let mut pass = [0u64; 2];
         while acc.got < nr && acc.scanned < budget {
             let anon_ok = self.swap_possible() && !ags;
-            let ia = self.pages.list_len(Loc::InactiveAnon) + self.pages.list_len(Loc::ActiveAnon) / 2;
-            let ifl = self.pages.list_len(Loc::InactiveFile) + self.pages.list_len(Loc::ActiveFile) / 2;
-            let anon = anon_ok && ia > ifl;
+            let lru = |s: &Self, k: Loc, l: Loc| (s.pages.list_len(k) + s.pages.list_len(l)) as u64;
+            let (anon_lru, file_lru) = (lru(self, Loc::InactiveAnon, Loc::ActiveAnon), lru(self, Loc::InactiveFile, Loc::ActiveFile));
+            // A list scanned through without enough reclaimed: the kernel's priority
+            // falls to 0 and it scans both in proportion to their size.
+            let exhausted = match balance {
+                Balance::File => pass[1] > file_lru,
+                Balance::Anon => pass[0] > anon_lru,
+                Balance::Fract { .. } => pass[0] + pass[1] > anon_lru + file_lru,
+                Balance::Equal => false,
+            };
+            if exhausted {
+                balance = Balance::Equal;
+            }
+            let anon = anon_ok
+                && match balance {
+                    Balance::File => false,
+                    Balance::Anon => anon_lru > 0,
+                    // Keep each list's share of this pass's scans at its size times its
+                    // fraction, as the kernel's scan targets are.
+                    Balance::Fract { anon, file } => {
+                        let (wa, wf) = (anon as u128 * anon_lru as u128, file as u128 * file_lru as u128);
+                        wa > 0 && (wf == 0 || pass[0] as u128 * (wa + wf) <= wa * (pass[0] + pass[1]) as u128)
+                    }
+                    Balance::Equal => anon_lru > file_lru,
+                };
+            let k = (!anon) as usize;
             let (inactive, active) = if anon { (Loc::InactiveAnon, Loc::ActiveAnon) } else { (Loc::InactiveFile, Loc::ActiveFile) };
-            if self.pages.list_len(inactive) * inactive_ratio < self.pages.list_len(active) || self.pages.list_len(inactive) == 0 {
+            let ratio = self.inactive_ratio(if anon { anon_lru } else { file_lru }) as u32;
+            if self.pages.list_len(inactive) * ratio < self.pages.list_len(active) || self.pages.list_len(inactive) == 0 {
                 // Deactivate a batch from the active tail; the young bit is cleared.
                 for _ in 0..RECLAIM_BATCH {
                     let Some(p) = self.pages.tail(active) else {
                         break;
                     };
                     acc.scanned += 1;
+                    self.recent_scanned[k] += 1;
                     self.pages.set_flag(p, F_YOUNG | F_REFERENCED, false);
                     self.pages.move_to(p, inactive);
                 }
@@ -1284,9 +1391,12 @@ impl Sim {
                 continue;
             };
             acc.scanned += 1;
+            pass[k] += 1;
+            self.recent_scanned[k] += 1;
             if self.pages.has(p, F_YOUNG) {
                 self.pages.set_flag(p, F_YOUNG, false);
                 if anon || self.pages.has(p, F_REFERENCED) {
+                    self.recent_rotated[k] += 1;
                     self.pages.move_to(p, active);
                 } else {
                     self.pages.set_flag(p, F_REFERENCED, true);
@@ -1309,6 +1419,7 @@ impl Sim {
                     // Unswappable: off the LRU until its app may swap again.
                     self.pages.move_to(p, Loc::Unevictable);
                 } else {
+                    self.recent_rotated[k] += 1;
                     self.pages.move_to(p, active);
                 }
             }
@@ -1584,7 +1695,7 @@ impl Sim {
                         let (base, pop) = (self.apps[a as usize].base, self.apps[a as usize].populated);
                         for p in base..base + pop {
                             if self.pages.loc(p) == Loc::Unevictable {
-                                self.pages.move_to(p, Loc::ActiveAnon);
+                                self.lru_add(p, Loc::ActiveAnon);
                             }
                         }
                     }
@@ -1674,7 +1785,7 @@ impl Sim {
                 _ => self.flash_used -= 1,
             }
             self.pages.set_flag(p, F_SHADOW, false);
-            self.pages.move_to(p, Loc::InactiveAnon);
+            self.lru_add(p, Loc::InactiveAnon);
             got += 1;
         }
         self.c.cpu_prepage_ns += ctx.cpu.0;
@@ -1807,5 +1918,25 @@ impl SystemView for Sim {
 
     fn cpu_busy_iowait(&self) -> f64 {
         self.util
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scan_fractions;
+
+    #[test]
+    fn scan_fractions_follow_the_kernel_formula() {
+        // No history: the two priorities alone.
+        assert_eq!(scan_fractions(100, [0, 0], [0, 0]), (100, 100));
+        assert_eq!(scan_fractions(60, [0, 0], [0, 0]), (60, 140));
+        // Anonymous pages keep being rotated (new pages start active, refaults
+        // activate): file is scanned more.
+        let (a, f) = scan_fractions(100, [1000, 1000], [900, 100]);
+        assert_eq!((a, f), (100 * 1001 / 901, 100 * 1001 / 101));
+        assert!(f > 8 * a);
+        // And the other way round.
+        let (a, f) = scan_fractions(100, [1000, 1000], [10, 990]);
+        assert!(a > 50 * f, "{a} {f}");
     }
 }

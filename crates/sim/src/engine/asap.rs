@@ -171,7 +171,7 @@ impl Sim {
             }
             self.zram_stored -= 1;
             self.pages.set_flag(p, F_SHADOW, false);
-            self.pages.move_to(p, Loc::ActiveAnon);
+            self.lru_add(p, Loc::ActiveAnon);
             self.asap_note_prepaged(app, i);
         }
         self.c.cpu_prepage_ns += ctx.cpu.0;
@@ -277,7 +277,7 @@ impl Sim {
             }
             self.alloc(&mut ctx);
             self.pages.set_flag(p, F_SHADOW, false);
-            self.pages.move_to(p, Loc::InactiveFile);
+            self.lru_add(p, Loc::InactiveFile);
             self.asap_note_prepaged(app, anon + f);
         }
         self.c.cpu_prepage_ns += ctx.cpu.0;

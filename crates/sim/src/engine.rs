@@ -56,6 +56,9 @@ const BG_WINDOW_S: f64 = 30.0;
 const BG_HOT_FILE_PER_ANON: f64 = 48.6 / 51.4;
 /// Assumption: flash swap partition size, 2 GiB (the seeds do not give one).
 const FLASH_SWAP_MIB: f64 = 2048.0;
+/// zbud, zswap's default pool allocator before Linux 6.3, keeps at most two compressed
+/// pages in each pool page (Documentation/vm/zswap.txt).
+const ZBUD_MAX_RATIO: f64 = 2.0;
 /// vm.swappiness. Assumption: 100, as Pixel devices' init scripts set it (the kernel
 /// default is 60); the seeds do not give theirs.
 const SWAPPINESS: u64 = 100;
@@ -380,6 +383,7 @@ impl Sim {
     /// Builds a run. Background apps are drawn from the workload's pool with the seed.
     pub fn new(device: &Device, workload: &Workload, catalog: &Catalog, policy: Box<dyn Policy>, opts: &RunOptions) -> Sim {
         let setup = policy.setup();
+        let zbud = setup.swap == SwapSetup::Zswap;
         let mut rng_wl = stream(opts.seed, 1);
         // Background apps: a seeded draw from the pool, excluding the measured apps.
         let mut chosen: Vec<String> = Vec::new();
@@ -514,7 +518,11 @@ impl Sim {
             wmark: [pages_of(m.watermark_min_mib) as i64, pages_of(m.watermark_low_mib) as i64, pages_of(m.watermark_high_mib) as i64],
             lmk_free_only: false,
             minfree: m.minfree.iter().map(|&(adj, mib)| (adj, pages_of(mib) as i64)).collect(),
-            zram_ratio: device.zram.ratio,
+            // zswap's pool allocator in the seeds' kernels is zbud (the 4.x default),
+            // which stores at most two compressed pages per page ("the compression ratio
+            // will always be 2:1 or worse", Documentation/vm/zswap.txt); zram's
+            // zsmalloc packs them densely.
+            zram_ratio: if zbud { device.zram.ratio.min(ZBUD_MAX_RATIO) } else { device.zram.ratio },
             compress_ns: (device.zram.compress_us_per_page * 1e3) as u64,
             decompress_ns: (device.zram.decompress_us_per_page * 1e3) as u64,
             zram_stored: 0,

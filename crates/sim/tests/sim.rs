@@ -416,3 +416,29 @@ fn a_fault_whose_app_dies_making_room_frees_nothing_twice() {
         }
     }
 }
+
+/// zswap's pool is zbud: two compressed pages per pool page at best, so its RAM cost is
+/// half the pages it stores even when the device compresses 2.5:1 (zram's zsmalloc).
+#[test]
+fn the_zswap_pool_packs_two_pages_per_page_and_zram_packs_by_the_ratio() {
+    use floe_core::SystemView;
+    let (dev, wl, cat) = tiny();
+    for (policy, ratio) in [("zswap", 2.0), ("lru-cfs", dev.zram.ratio)] {
+        let p = floe_policies::make(policy).unwrap();
+        let mut sim = Sim::new(&dev, &wl, &cat, p, &RunOptions { seed: 1, ..Default::default() });
+        let (mut t, mut seen) = (Nanos::ZERO, 0u64);
+        loop {
+            t += Nanos::from_ms(250);
+            let more = sim.run_until(t);
+            let m = sim.mem();
+            if m.zram_stored.0 > 0 {
+                assert_eq!(m.zram_used.0, (m.zram_stored.0 as f64 / ratio).ceil() as u64, "{policy}: {m:?}");
+                seen = seen.max(m.zram_stored.0);
+            }
+            if !more {
+                break;
+            }
+        }
+        assert!(seen > 1_000, "{policy} stored only {seen} pages: the test proves nothing");
+    }
+}

@@ -119,6 +119,11 @@ pub struct MemorySpec {
     pub watermark_high_mib: f64,
     /// `[oom_adj, minfree_mib]` pairs, ascending adj.
     pub minfree: Vec<(i32, f64)>,
+    /// Resident memory every app process maps from Zygote and shares with the system:
+    /// counted in the RSS an app shows (as Linux counts shared pages), never freed by
+    /// killing it. The model keeps it in the system's memory. Default 0.
+    #[serde(default)]
+    pub shared_rss_mib: f64,
 }
 
 /// zram (and zswap pool) configuration of a device.
@@ -200,6 +205,7 @@ impl Device {
             ("zram.compress_us_per_page", self.zram.compress_us_per_page),
             ("zram.decompress_us_per_page", self.zram.decompress_us_per_page),
             ("memory.watermark_min_mib", m.watermark_min_mib),
+            ("memory.shared_rss_mib", m.shared_rss_mib),
         ];
         for (k, v) in non_negative {
             if !(v.is_finite() && v >= 0.0) {

@@ -312,6 +312,8 @@ pub struct Sim {
     kswapd_active: bool,
     /// The kernel's reclaim_stat: pages scanned and rotated (kept or made active) on the
     /// anon [0] and file [1] LRUs, halved as they grow; they steer the anon/file balance.
+    /// Pages every live app's RSS includes from Zygote (the device's `shared_rss_mib`).
+    shared_rss: u64,
     recent_scanned: [u64; 2],
     recent_rotated: [u64; 2],
     last_lmk: Option<Nanos>,
@@ -531,6 +533,7 @@ impl Sim {
             flash_cap,
             age: 0,
             kswapd_active: false,
+            shared_rss: pages_of(device.memory.shared_rss_mib) as u64,
             recent_scanned: [0; 2],
             recent_rotated: [0; 2],
             last_lmk: None,
@@ -1913,7 +1916,9 @@ impl SystemView for Sim {
             name: a.spec.name.clone(),
             state: a.state,
             oom_adj: a.oom_adj,
-            rss: Pages(self.rss(i) as u64),
+            // What the app's processes show as RSS: their own resident pages plus what
+            // they map from Zygote, while they live.
+            rss: Pages(self.rss(i) as u64 + if a.state == AppState::Dead { 0 } else { self.shared_rss }),
             swapped: Pages((self.pages.count(i, Loc::Zram) + self.pages.count(i, Loc::Flash)) as u64),
             saves_context: a.spec.saves_context,
             priority_class: a.spec.priority_class,

@@ -310,10 +310,10 @@ pub struct Sim {
     flash_cap: i64,
     age: u32,
     kswapd_active: bool,
-    /// The kernel's reclaim_stat: pages scanned and rotated (kept or made active) on the
-    /// anon [0] and file [1] LRUs, halved as they grow; they steer the anon/file balance.
     /// Pages every live app's RSS includes from Zygote (the device's `shared_rss_mib`).
     shared_rss: u64,
+    /// The kernel's reclaim_stat: pages scanned and rotated (kept or made active) on the
+    /// anon [0] and file [1] LRUs, halved as they grow; they steer the anon/file balance.
     recent_scanned: [u64; 2],
     recent_rotated: [u64; 2],
     last_lmk: Option<Nanos>,

@@ -348,6 +348,26 @@ struct App {
     launching: Option<(Instant, LaunchKind)>,
 }
 
+impl App {
+    /// An app not seen running yet: swappable, killable, nothing measured.
+    fn new(rule: AppRule, group: AppGroup, adopted: bool) -> App {
+        App {
+            rule,
+            adopted,
+            group,
+            state: AppState::Dead,
+            unkillable: false,
+            swappable: true,
+            last_used: Nanos::ZERO,
+            refaults: (0, 0),
+            rss: 0,
+            swap: 0,
+            marker: false,
+            launching: None,
+        }
+    }
+}
+
 /// Counters exported as OpenMetrics.
 #[derive(Clone, Copy, Debug, Default)]
 struct Counters {
@@ -439,20 +459,7 @@ impl Daemon {
         let mut apps = Vec::new();
         for r in cfg.apps.iter().filter(|_| cfg.adopt_layout.is_none()) {
             let group = AppGroup::create(&hier, &format!("{}/{}", cfg.cgroup_root, r.name))?;
-            apps.push(App {
-                rule: r.clone(),
-                adopted: false,
-                group,
-                state: AppState::Dead,
-                unkillable: false,
-                swappable: true,
-                last_used: Nanos::ZERO,
-                refaults: (0, 0),
-                rss: 0,
-                swap: 0,
-                marker: false,
-                launching: None,
-            });
+            apps.push(App::new(r.clone(), group, false));
         }
         let supervisor = match supervisor_exe {
             Some(exe) => std::process::Command::new(exe)
@@ -547,20 +554,7 @@ impl Daemon {
             match AppGroup::adopt(&self.hier, dir.join(&dirname), &format!("{}/{}", self.cfg.cgroup_root, dirname)) {
                 Ok(group) => {
                     self.log(&format!("app {}: adopted group {}", rule.name, dir.join(&dirname).display()));
-                    self.apps.push(App {
-                        rule,
-                        adopted: true,
-                        group,
-                        state: AppState::Dead,
-                        unkillable: false,
-                        swappable: true,
-                        last_used: Nanos::ZERO,
-                        refaults: (0, 0),
-                        rss: 0,
-                        swap: 0,
-                        marker: false,
-                        launching: None,
-                    });
+                    self.apps.push(App::new(rule, group, true));
                 }
                 Err(e) => self.log(&format!("cannot adopt {}: {e}", dir.join(&dirname).display())),
             }

@@ -146,6 +146,10 @@ pub struct FlashSpec {
     pub write_4k_us: f64,
     pub seq_read_mib_s: f64,
     pub seq_write_mib_s: f64,
+    /// Size of the swap partition or file on flash, used by flash swap, zswap's
+    /// writeback and SEAL's SL2 (2048 MiB when the device does not say).
+    #[serde(default)]
+    pub swap_mib: Option<f64>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -195,6 +199,9 @@ impl Device {
             ("flash.seq_read_mib_s", self.flash.seq_read_mib_s),
             ("flash.seq_write_mib_s", self.flash.seq_write_mib_s),
         ];
+        if let Some(v) = self.flash.swap_mib.filter(|v| !(v.is_finite() && *v > 0.0)) {
+            return err("flash.swap_mib", format!("must be a positive number, got {v}"));
+        }
         for (k, v) in positive {
             if !(v.is_finite() && v > 0.0) {
                 return err(k, format!("must be a positive number, got {v}"));

@@ -54,7 +54,8 @@ const BG_WINDOW_S: f64 = 30.0;
 /// File pages in the background working set per anonymous page: Ice Fig. 4 splits the
 /// refaulted pages 48.6 % file, 51.4 % anonymous.
 const BG_HOT_FILE_PER_ANON: f64 = 48.6 / 51.4;
-/// Assumption: flash swap partition size, 2 GiB (the seeds do not give one).
+/// Assumption: flash swap size where the device file gives none, 2 GiB (Selective's
+/// Nexus 5 swap file; Ice and SEAL do not give theirs).
 const FLASH_SWAP_MIB: f64 = 2048.0;
 /// zbud, zswap's default pool allocator before Linux 6.3, keeps at most two compressed
 /// pages in each pool page (Documentation/vm/zswap.txt).
@@ -463,9 +464,10 @@ impl Sim {
             SwapSetup::TwoLevel => pages_of(seal_cfg.and_then(|c| c.sl1_mib).unwrap_or(device.zram.size_mib)) as i64,
             _ => 0,
         };
+        let swap_mib = device.flash.swap_mib.unwrap_or(FLASH_SWAP_MIB);
         let flash_cap = match setup.swap {
-            SwapSetup::Flash | SwapSetup::Zswap => pages_of(FLASH_SWAP_MIB) as i64,
-            SwapSetup::TwoLevel => pages_of(seal_cfg.and_then(|c| c.sl2_mib).unwrap_or(FLASH_SWAP_MIB)) as i64,
+            SwapSetup::Flash | SwapSetup::Zswap => pages_of(swap_mib) as i64,
+            SwapSetup::TwoLevel => pages_of(seal_cfg.and_then(|c| c.sl2_mib).unwrap_or(swap_mib)) as i64,
             _ => 0,
         };
         let seal = seal_cfg.map(|c| {

@@ -83,7 +83,14 @@ mod tests {
     use super::*;
 
     fn spec() -> FlashSpec {
-        FlashSpec { kind: "test".into(), read_4k_us: 100.0, write_4k_us: 200.0, seq_read_mib_s: 1000.0, seq_write_mib_s: 100.0 }
+        FlashSpec {
+            kind: "test".into(),
+            read_4k_us: 100.0,
+            write_4k_us: 200.0,
+            seq_read_mib_s: 1000.0,
+            seq_write_mib_s: 100.0,
+            swap_mib: None,
+        }
     }
 
     #[test]

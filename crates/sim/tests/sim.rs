@@ -462,3 +462,28 @@ fn the_zswap_pool_packs_two_pages_per_page_and_zram_packs_by_the_ratio() {
         assert!(seen > 1_000, "{policy} stored only {seen} pages: the test proves nothing");
     }
 }
+
+/// The flash swap's size comes from the device file when it gives one (2 GiB otherwise),
+/// for flash swap and zswap alike; a bad size is an error naming the field and line.
+#[test]
+fn the_flash_swap_size_is_the_devices() {
+    use floe_core::SystemView;
+    let (dev, wl, cat) = tiny();
+    let cap = |dev: &Device, policy: &str| {
+        let sim = Sim::new(dev, &wl, &cat, floe_policies::make(policy).unwrap(), &RunOptions::default());
+        sim.mem().flash_swap_capacity.0
+    };
+    assert_eq!(cap(&dev, "swap-all"), 2048 * 256);
+    let mut small = dev.clone();
+    small.flash.swap_mib = Some(64.0);
+    assert_eq!((cap(&small, "swap-all"), cap(&small, "zswap"), cap(&small, "lru-cfs")), (64 * 256, 64 * 256, 0));
+    let src = std::fs::read_to_string(format!("{TD}/tiny-device.toml")).unwrap();
+    let bad = src.replace("seq_write_mib_s = 100.0", "seq_write_mib_s = 100.0\nswap_mib = -1");
+    let path = std::env::temp_dir().join(format!("floe-bad-swap-{}.toml", std::process::id()));
+    std::fs::write(&path, &bad).unwrap();
+    let err = Device::load(path.to_str().unwrap()).unwrap_err().to_string();
+    std::fs::remove_file(&path).unwrap();
+    let line = bad.lines().position(|l| l.starts_with("swap_mib")).unwrap() + 1;
+    assert!(err.starts_with(&format!("{}:{line}:", path.display())), "{err}");
+    assert!(err.contains("flash.swap_mib") && err.contains("positive"), "{err}");
+}

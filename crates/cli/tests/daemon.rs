@@ -45,6 +45,33 @@ impl Drop for Cleanup {
     }
 }
 
+/// One test's names and its cleanup: a tag unique to this run, the cgroup2 and v1 memory
+/// mounts, the daemon's socket, state database and config file (all removed at the
+/// end), and zram swap set up when asked for.
+struct Itest {
+    tag: String,
+    v2: PathBuf,
+    mem: PathBuf,
+    sock: String,
+    db: String,
+    cfg: PathBuf,
+    c: Cleanup,
+}
+
+fn itest(name: &str, zram: bool) -> Itest {
+    let tag = format!("floe-itest-{name}-{}", std::process::id());
+    let (v2, mem) = (mount("cgroup2", None), mount("cgroup", Some("memory")));
+    let mut c = Cleanup { procs: vec![], dirs: vec![], files: vec![], zram: false };
+    if zram {
+        c.zram = zram_swap();
+    }
+    let (sock, db) = (format!("/tmp/{tag}.sock"), format!("/tmp/{tag}.db"));
+    let cfg = std::env::temp_dir().join(format!("{tag}.toml"));
+    c.files.extend([PathBuf::from(&sock), cfg.clone()]);
+    c.files.extend(db_files(&db));
+    Itest { tag, v2, mem, sock, db, cfg, c }
+}
+
 fn mount(fs: &str, opt: Option<&str>) -> PathBuf {
     let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     for l in mi.lines() {
@@ -157,16 +184,8 @@ fn ctl(sock: &str, req: &[&str]) -> String {
 #[test]
 fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_nothing_frozen() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tag = format!("floe-itest-ice-{}", std::process::id());
-    let (v2, mem) = (mount("cgroup2", None), mount("cgroup", Some("memory")));
-    let mut c = Cleanup { procs: vec![], dirs: vec![], files: vec![], zram: false };
     // zram swap, so the memory-limited app's pages are swapped and refault.
-    c.zram = zram_swap();
-
-    let sock = format!("/tmp/{tag}.sock");
-    let cfg = std::env::temp_dir().join(format!("{tag}.toml"));
-    c.files.extend([PathBuf::from(&sock), cfg.clone()]);
-    c.files.extend(db_files(&format!("/tmp/{tag}.db")));
+    let Itest { tag, v2, mem, sock, cfg, mut c, .. } = itest("ice", true);
     std::fs::write(
         &cfg,
         format!(
@@ -237,13 +256,9 @@ fn history(launches: u64, start_ms: f64, resume_ms: f64, peak_mib: Option<f64>) 
 #[test]
 fn smartlmk_kills_the_chosen_set_through_pidfds_and_nothing_else() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tag = format!("floe-itest-lmk-{}", std::process::id());
-    let (v2, mem) = (mount("cgroup2", None), mount("cgroup", Some("memory")));
-    let mut c = Cleanup { procs: vec![], dirs: vec![], files: vec![], zram: false };
-    let (sock, db, go) = (format!("/tmp/{tag}.sock"), format!("/tmp/{tag}.db"), PathBuf::from(format!("/tmp/{tag}.go")));
-    let cfg = std::env::temp_dir().join(format!("{tag}.toml"));
-    c.files.extend([PathBuf::from(&sock), cfg.clone(), go.clone()]);
-    c.files.extend(db_files(&db));
+    let Itest { tag, v2, mem, sock, db, cfg, mut c } = itest("lmk", false);
+    let go = PathBuf::from(format!("/tmp/{tag}.go"));
+    c.files.push(go.clone());
     for base in [&v2, &mem] {
         let root = base.join(&tag);
         c.dirs.push(root.clone());
@@ -328,15 +343,10 @@ fn smartlmk_kills_the_chosen_set_through_pidfds_and_nothing_else() {
 #[test]
 fn selective_keeps_kill_targets_out_of_swap() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tag = format!("floe-itest-sel-{}", std::process::id());
-    let (v2, mem) = (mount("cgroup2", None), mount("cgroup", Some("memory")));
-    let mut c = Cleanup { procs: vec![], dirs: vec![], files: vec![], zram: false };
-    c.zram = zram_swap();
-    let (sock, db, go) = (format!("/tmp/{tag}.sock"), format!("/tmp/{tag}.db"), PathBuf::from(format!("/tmp/{tag}.go")));
+    let Itest { tag, v2, mem, sock, db, cfg, mut c } = itest("sel", true);
+    let go = PathBuf::from(format!("/tmp/{tag}.go"));
     let marker = PathBuf::from(format!("/tmp/{tag}.saved-state"));
-    let cfg = std::env::temp_dir().join(format!("{tag}.toml"));
-    c.files.extend([PathBuf::from(&sock), cfg.clone(), go.clone(), marker.clone()]);
-    c.files.extend(db_files(&db));
+    c.files.extend([go.clone(), marker.clone()]);
     for base in [&v2, &mem] {
         let root = base.join(&tag);
         c.dirs.push(root.clone());
@@ -411,14 +421,7 @@ fn selective_keeps_kill_targets_out_of_swap() {
 #[test]
 fn asap_prepaging_lowers_major_faults_on_switch_in() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tag = format!("floe-itest-asap-{}", std::process::id());
-    let (v2, mem) = (mount("cgroup2", None), mount("cgroup", Some("memory")));
-    let mut c = Cleanup { procs: vec![], dirs: vec![], files: vec![], zram: false };
-    c.zram = zram_swap();
-    let (sock, db) = (format!("/tmp/{tag}.sock"), format!("/tmp/{tag}.db"));
-    let cfg = std::env::temp_dir().join(format!("{tag}.toml"));
-    c.files.extend([PathBuf::from(&sock), cfg.clone()]);
-    c.files.extend(db_files(&db));
+    let Itest { tag, v2, mem, sock, db, cfg, mut c } = itest("asap", true);
     for base in [&v2, &mem] {
         let root = base.join(&tag);
         c.dirs.push(root.clone());
@@ -483,14 +486,7 @@ fn asap_prepaging_lowers_major_faults_on_switch_in() {
 #[test]
 fn an_adopted_uid_pid_layout_is_frozen_at_the_uid_level_and_left_as_it_was() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tag = format!("floe-itest-adopt-{}", std::process::id());
-    let (v2, mem) = (mount("cgroup2", None), mount("cgroup", Some("memory")));
-    let mut c = Cleanup { procs: vec![], dirs: vec![], files: vec![], zram: false };
-    c.zram = zram_swap();
-    let (sock, db) = (format!("/tmp/{tag}.sock"), format!("/tmp/{tag}.db"));
-    let cfg = std::env::temp_dir().join(format!("{tag}.toml"));
-    c.files.extend([PathBuf::from(&sock), cfg.clone()]);
-    c.files.extend(db_files(&db));
+    let Itest { tag, v2, mem, sock, db, cfg, mut c } = itest("adopt", true);
     // Android's layout, made by "someone else" (this test): uid_N/pid_M in cgroup v2.
     let layout = v2.join(format!("{tag}-layout"));
     c.dirs.push(layout.clone());

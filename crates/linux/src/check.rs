@@ -144,13 +144,11 @@ pub fn run() -> Vec<Verdict> {
     ));
     out.push(verdict(
         "page idle tracking",
-        std::fs::metadata("/sys/kernel/mm/page_idle/bitmap")
-            .map(|_| "/sys/kernel/mm/page_idle/bitmap (per-page access bits)".to_string())
-            .map_err(|_| {
-                crate::Error::Unsupported(
-                    "no /sys/kernel/mm/page_idle/bitmap (CONFIG_IDLE_PAGE_TRACKING): ASAP's file estimator cannot log accesses".into(),
-                )
-            }),
+        exists(
+            "/sys/kernel/mm/page_idle/bitmap",
+            "per-page access bits",
+            "CONFIG_IDLE_PAGE_TRACKING): ASAP's file estimator cannot log accesses",
+        ),
     ));
     out.push(verdict(
         "psi trigger",
@@ -209,13 +207,11 @@ pub fn run() -> Vec<Verdict> {
     ));
     out.push(verdict(
         "zram writeback",
-        std::fs::metadata("/sys/block/zram0/backing_dev")
-            .map(|_| "zram0 backing_dev (idle and per-page writeback to flash)".to_string())
-            .map_err(|_| {
-                crate::Error::Unsupported(
-                    "no /sys/block/zram0/backing_dev (CONFIG_ZRAM_WRITEBACK): SEAL cannot move pages from SL1 (zram) to SL2 (flash)".into(),
-                )
-            }),
+        exists(
+            "/sys/block/zram0/backing_dev",
+            "idle and per-page writeback to flash",
+            "CONFIG_ZRAM_WRITEBACK): SEAL cannot move pages from SL1 (zram) to SL2 (flash)",
+        ),
     ));
     out.push(verdict(
         "zram",
@@ -226,4 +222,10 @@ pub fn run() -> Vec<Verdict> {
         })(),
     ));
     out
+}
+
+/// A kernel feature that shows as a file: "PATH (what it gives)", or "no PATH (CONFIG_...:
+/// what cannot be done)".
+fn exists(path: &str, gives: &str, missing: &str) -> crate::Result<String> {
+    std::fs::metadata(path).map(|_| format!("{path} ({gives})")).map_err(|_| crate::Error::Unsupported(format!("no {path} ({missing}")))
 }

@@ -110,9 +110,15 @@ struct SimArgs {
     /// Seed of every random choice; the same seed gives the same result.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Number of apps cached in the background before the measured part.
+    /// Number of apps cached in the background before the measured part. Where the
+    /// workload names a fixed set (Ice's Fig. 1 apps), its first N; beyond it, and
+    /// with --draw-bg, a draw from the workload's pool with the seed.
     #[arg(long)]
     bg_apps: Option<usize>,
+    /// Draw the background apps from the workload's pool with the seed, as Ice's
+    /// evaluation does each round, instead of the workload's fixed set.
+    #[arg(long)]
+    draw_bg: bool,
     /// Memory pinned away from apps, in MiB (overrides the workload's balloon).
     #[arg(long, allow_negative_numbers = true)]
     balloon_mib: Option<f64>,
@@ -265,7 +271,7 @@ fn sim(a: SimArgs) -> Result<()> {
             );
         }
     }
-    let opts = RunOptions { seed: a.seed, bg_apps: a.bg_apps, balloon_mib: a.balloon_mib };
+    let opts = RunOptions { seed: a.seed, bg_apps: a.bg_apps, balloon_mib: a.balloon_mib, draw_bg: a.draw_bg };
     let runs: Vec<RunRecord> = a.policy.iter().map(|p| floe_sim::run(&dev, &wl, &cat, p, &opts)).collect::<Result<_, _>>()?;
     if a.json {
         let s = if runs.len() == 1 { serde_json::to_string_pretty(&runs[0])? } else { serde_json::to_string_pretty(&runs)? };

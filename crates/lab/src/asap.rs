@@ -66,6 +66,7 @@ pub fn specs(quick: bool) -> Result<Vec<RunSpec>, SimError> {
                     use_s: None,
                     balloon_mib: Some(balloon),
                     rounds: quick.then_some(QUICK_ROUNDS),
+                    draw_bg: false,
                 });
             }
         }

@@ -83,6 +83,8 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
                         use_s,
                         balloon_mib: None,
                         rounds: None,
+                        // §6.1.1: every round re-draws the background apps from Table 3.
+                        draw_bg: true,
                     });
                 }
                 // Fig. 10's sweep: fewer background apps, LRU+CFS and Ice.
@@ -97,6 +99,7 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
                             use_s,
                             balloon_mib: None,
                             rounds: None,
+                            draw_bg: true,
                         });
                     }
                 }

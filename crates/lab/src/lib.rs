@@ -39,6 +39,8 @@ pub struct RunSpec {
     pub balloon_mib: Option<f64>,
     /// Overrides the workload's number of rounds (for `--quick`).
     pub rounds: Option<u32>,
+    /// Draws the background apps with the seed even where the workload fixes them.
+    pub draw_bg: bool,
 }
 
 /// Runs every spec (in parallel; each run is deterministic, and results keep the
@@ -61,7 +63,7 @@ pub fn run_all(specs: &[RunSpec]) -> Result<Vec<RunRecord>, SimError> {
                 &wl,
                 &catalog,
                 &s.policy,
-                &RunOptions { seed: s.seed, bg_apps: s.bg_apps, balloon_mib: s.balloon_mib },
+                &RunOptions { seed: s.seed, bg_apps: s.bg_apps, balloon_mib: s.balloon_mib, draw_bg: s.draw_bg },
             )?;
             if let Some(u) = s.use_s {
                 rec.params.insert("use_s".into(), Param::Float(u));

@@ -36,6 +36,7 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
                 use_s: None,
                 balloon_mib: None,
                 rounds,
+                draw_bg: false,
             });
         }
     }

@@ -47,6 +47,7 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
                     use_s: None,
                     balloon_mib: Some(b),
                     rounds: None,
+                    draw_bg: false,
                 });
             }
         }

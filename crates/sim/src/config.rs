@@ -359,6 +359,10 @@ pub struct Background {
     pub pool: Vec<String>,
     pub count: usize,
     pub use_s: f64,
+    /// Apps cached in this order instead of a draw from `pool`, unless a run asks for
+    /// a draw (a paper's fixed set, such as the one behind Ice's Fig. 1).
+    #[serde(default)]
+    pub fixed: Vec<String>,
 }
 
 /// A workload (data/workloads/NAME.toml).
@@ -401,7 +405,9 @@ impl Workload {
                 return err(k, "", format!("must be zero or more, got {v}"));
             }
         }
-        let bg = self.background.iter().flat_map(|b| b.pool.iter().map(|n| ("background.pool", n)));
+        let bg = self.background.iter().flat_map(|b| {
+            b.pool.iter().map(|n| ("background.pool", n)).chain(b.fixed.iter().map(|n| ("background.fixed", n)))
+        });
         for (k, name) in self.sequence.iter().map(|n| ("sequence", n)).chain(bg) {
             if catalog.get(name).is_none() {
                 return err(k, &format!("\"{name}\""), format!("unknown app `{name}` (see `floe list apps`)"));
@@ -436,6 +442,17 @@ mod tests {
         let w: Workload = parse("w.toml", src).unwrap();
         let e = w.validate("w.toml", src, &cat).unwrap_err();
         assert_eq!(e.line, Some(10));
+        assert!(e.message.contains("unknown app `nope`"), "{e}");
+    }
+
+    #[test]
+    fn unknown_app_in_a_fixed_background_set_is_located() {
+        let cat = Catalog::embedded().unwrap();
+        let src = "name = \"w\"\ndescription = \"\"\nsource = \"\"\ndevice = \"p20\"\nrounds = 1\nuse_s = 1.0\nidle_s = 0.0\ninteractive = true\nballoon_mib = 0.0\nsequence = [\"whatsapp\"]\n[background]\npool = [\"skype\"]\nfixed = [\"skype\", \"nope\"]\ncount = 1\nuse_s = 1.0\n";
+        let w: Workload = parse("w.toml", src).unwrap();
+        let e = w.validate("w.toml", src, &cat).unwrap_err();
+        assert_eq!(e.line, Some(13));
+        assert_eq!(e.field.as_deref(), Some("background.fixed"));
         assert!(e.message.contains("unknown app `nope`"), "{e}");
     }
 

@@ -99,6 +99,9 @@ pub struct RunOptions {
     pub bg_apps: Option<usize>,
     /// Overrides the workload's `balloon_mib`.
     pub balloon_mib: Option<f64>,
+    /// Draws the background apps from the pool with the seed even where the workload
+    /// names a fixed set.
+    pub draw_bg: bool,
 }
 
 /// Counters of things that happen; metrics are their difference over the measured part.
@@ -388,17 +391,25 @@ impl Sim {
         let setup = policy.setup();
         let zbud = setup.swap == SwapSetup::Zswap;
         let mut rng_wl = stream(opts.seed, 1);
-        // Background apps: a seeded draw from the pool, excluding the measured apps.
+        // Background apps, never the measured ones: the workload's fixed set in order
+        // (unless a draw is asked for), the rest a seeded draw from the pool.
         let mut chosen: Vec<String> = Vec::new();
         let mut bg_count = 0;
         if let Some(bg) = &workload.background {
-            let mut pool: Vec<&String> = bg.pool.iter().filter(|n| !workload.sequence.contains(n)).collect();
+            let want = opts.bg_apps.unwrap_or(bg.count);
+            let fixed = if opts.draw_bg { &[][..] } else { &bg.fixed[..] };
+            for n in fixed.iter().filter(|n| !workload.sequence.contains(n)) {
+                if chosen.len() < want && !chosen.contains(n) {
+                    chosen.push(n.clone());
+                }
+            }
+            let mut pool: Vec<&String> = bg.pool.iter().filter(|n| !workload.sequence.contains(n) && !chosen.contains(n)).collect();
             pool.dedup();
-            bg_count = opts.bg_apps.unwrap_or(bg.count).min(pool.len());
-            for _ in 0..bg_count {
+            while chosen.len() < want && !pool.is_empty() {
                 let i = rng_wl.gen_range(0..pool.len());
                 chosen.push(pool.remove(i).clone());
             }
+            bg_count = chosen.len();
         }
         let mut names: Vec<String> = chosen.clone();
         for n in &workload.sequence {
@@ -501,6 +512,7 @@ impl Sim {
         let mut params = BTreeMap::new();
         if workload.background.is_some() {
             params.insert("bg_apps".to_string(), Param::Int(bg_count as i64));
+            params.insert("bg_set".to_string(), Param::Text(chosen.join(",")));
         }
         params.insert("balloon_mib".to_string(), Param::Float(balloon));
         let mut sim = Sim {

@@ -176,11 +176,13 @@ fn embedded_data_loads() {
     }
 }
 
+/// One run of embedded data; background apps are drawn with the seed, as Ice's
+/// evaluation re-draws them each round.
 fn embedded_run_seed(device: &str, workload: &str, policy: &str, bg_apps: Option<usize>, seed: u64) -> floe_core::Metrics {
     let cat = Catalog::embedded().unwrap();
     let wl = Workload::load(workload, &cat).unwrap();
     let dev = Device::load(device).unwrap();
-    floe_sim::run(&dev, &wl, &cat, policy, &RunOptions { seed, bg_apps, ..Default::default() }).unwrap().metrics
+    floe_sim::run(&dev, &wl, &cat, policy, &RunOptions { seed, bg_apps, draw_bg: true, ..Default::default() }).unwrap().metrics
 }
 
 fn embedded_run(device: &str, workload: &str, policy: &str, bg_apps: Option<usize>) -> floe_core::Metrics {
@@ -204,6 +206,39 @@ fn ice_background_apps_refault_under_lru_cfs() {
     assert!(bg8 > 10_000, "8 BG apps: {bg8} BG refaults over 4 draws");
     assert!(bg8 > 10 * bg0.max(1), "BG refaults {bg8} vs {bg0}");
     assert!(rec8 > rec0, "reclaimed {rec8} vs {rec0}");
+}
+
+/// Ice Fig. 1 / Fig. 2 on the workload's defaults: the fixed set of eight apps Ice
+/// cached for its motivation run brings reclaim and background refaults that a run
+/// with nothing cached does not have; more apps than the set holds are drawn from the
+/// pool, and --draw-bg replaces the set with a seeded draw.
+#[test]
+fn ice_motivation_runs_cache_the_papers_fixed_background_set() {
+    let cat = Catalog::embedded().unwrap();
+    let wl = Workload::load("ice-video-call", &cat).unwrap();
+    let dev = Device::load("p20").unwrap();
+    let run = |bg_apps: usize, draw_bg: bool, seed: u64| {
+        floe_sim::run(&dev, &wl, &cat, "lru-cfs", &RunOptions { seed, bg_apps: Some(bg_apps), draw_bg, ..Default::default() }).unwrap()
+    };
+    let set = |r: &floe_core::RunRecord| match r.params.get("bg_set") {
+        Some(floe_core::Param::Text(s)) => s.clone(),
+        other => panic!("bg_set {other:?}"),
+    };
+    let fixed = wl.background.as_ref().unwrap().fixed.join(",");
+    let (none, eight) = (run(0, false, 1), run(8, false, 1));
+    assert_eq!(set(&eight), fixed);
+    assert_eq!(set(&none), "");
+    let bg = |m: &floe_core::Metrics| m.refaults_bg_anon + m.refaults_bg_file;
+    assert!(bg(&eight.metrics) > 1_000 && bg(&none.metrics) == 0, "BG refaults {} vs {}", bg(&eight.metrics), bg(&none.metrics));
+    assert!(eight.metrics.reclaimed_pages > 10_000 && none.metrics.reclaimed_pages == 0);
+    // The set does not depend on the seed; a draw does.
+    assert_eq!(set(&run(8, false, 2)), fixed);
+    let three = set(&run(3, false, 1));
+    assert_eq!(three, wl.background.as_ref().unwrap().fixed[..3].join(","));
+    let ten = set(&run(10, false, 1));
+    assert!(ten.starts_with(&fixed) && ten.split(',').count() == 10, "{ten}");
+    let (d1, d2) = (set(&run(8, true, 1)), set(&run(8, true, 2)));
+    assert!(d1 != fixed && d1 != d2, "draws {d1} / {d2}");
 }
 
 /// SEAL Fig. 2/3's trade-off: flash swap keeps more apps cached than vanilla LMK, and

@@ -405,9 +405,10 @@ impl Workload {
                 return err(k, "", format!("must be zero or more, got {v}"));
             }
         }
-        let bg = self.background.iter().flat_map(|b| {
-            b.pool.iter().map(|n| ("background.pool", n)).chain(b.fixed.iter().map(|n| ("background.fixed", n)))
-        });
+        let bg = self
+            .background
+            .iter()
+            .flat_map(|b| b.pool.iter().map(|n| ("background.pool", n)).chain(b.fixed.iter().map(|n| ("background.fixed", n))));
         for (k, name) in self.sequence.iter().map(|n| ("sequence", n)).chain(bg) {
             if catalog.get(name).is_none() {
                 return err(k, &format!("\"{name}\""), format!("unknown app `{name}` (see `floe list apps`)"));

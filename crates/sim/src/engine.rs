@@ -395,6 +395,7 @@ impl Sim {
         // (unless a draw is asked for), the rest a seeded draw from the pool.
         let mut chosen: Vec<String> = Vec::new();
         let mut bg_count = 0;
+        let bg_fixed = workload.background.as_ref().is_some_and(|b| !b.fixed.is_empty()) && !opts.draw_bg;
         if let Some(bg) = &workload.background {
             let want = opts.bg_apps.unwrap_or(bg.count);
             let fixed = if opts.draw_bg { &[][..] } else { &bg.fixed[..] };
@@ -513,6 +514,9 @@ impl Sim {
         if workload.background.is_some() {
             params.insert("bg_apps".to_string(), Param::Int(bg_count as i64));
             params.insert("bg_set".to_string(), Param::Text(chosen.join(",")));
+            if workload.background.as_ref().is_some_and(|b| !b.fixed.is_empty()) {
+                params.insert("bg_fixed".to_string(), Param::Bool(bg_fixed));
+            }
         }
         params.insert("balloon_mib".to_string(), Param::Float(balloon));
         let mut sim = Sim {

@@ -239,6 +239,8 @@ fn ice_motivation_runs_cache_the_papers_fixed_background_set() {
     assert!(ten.starts_with(&fixed) && ten.split(',').count() == 10, "{ten}");
     let (d1, d2) = (set(&run(8, true, 1)), set(&run(8, true, 2)));
     assert!(d1 != fixed && d1 != d2, "draws {d1} / {d2}");
+    assert_eq!(eight.params.get("bg_fixed"), Some(&floe_core::Param::Bool(true)));
+    assert_eq!(run(8, true, 1).params.get("bg_fixed"), Some(&floe_core::Param::Bool(false)));
 }
 
 /// SEAL Fig. 2/3's trade-off: flash swap keeps more apps cached than vanilla LMK, and

@@ -54,12 +54,15 @@ const BG_WINDOW_S: f64 = 30.0;
 /// File pages in the background working set per anonymous page: Ice Fig. 4 splits the
 /// refaulted pages 48.6 % file, 51.4 % anonymous.
 const BG_HOT_FILE_PER_ANON: f64 = 48.6 / 51.4;
-/// Assumption: flash swap size where the device file gives none, 2 GiB (Selective's
-/// Nexus 5 swap file; Ice and SEAL do not give theirs).
+/// Assumption: flash swap size where the device file gives none, 2 GiB (the swap file
+/// of Selective's Nexus 5 and of SEAL's HiKey 970; Ice does not give its own).
 const FLASH_SWAP_MIB: f64 = 2048.0;
 /// zbud, zswap's default pool allocator before Linux 6.3, keeps at most two compressed
 /// pages in each pool page (Documentation/vm/zswap.txt).
 const ZBUD_MAX_RATIO: f64 = 2.0;
+/// zswap's pool may grow to this share of RAM before it writes its oldest pages back
+/// to the swap device (`max_pool_percent`, default 20, Documentation/vm/zswap.txt).
+const ZSWAP_MAX_POOL_PERCENT: f64 = 20.0;
 /// vm.swappiness. Assumption: 100, as Pixel devices' init scripts set it (the kernel
 /// default is 60); the seeds do not give theirs.
 const SWAPPINESS: u64 = 100;
@@ -471,7 +474,12 @@ impl Sim {
         let usable = pages_of((m.app_mem_mib - balloon).max(m.watermark_high_mib * 2.0)) as i64;
         let seal_cfg = setup.seal.filter(|_| setup.swap == SwapSetup::TwoLevel);
         let zram_cap = match setup.swap {
-            SwapSetup::Zram | SwapSetup::Zswap => pages_of(device.zram.size_mib) as i64,
+            SwapSetup::Zram => pages_of(device.zram.size_mib) as i64,
+            // The pool's limit is in pool pages; it holds up to zbud's ratio as many.
+            SwapSetup::Zswap => {
+                let pool_mib = device.memory.ram_mib * ZSWAP_MAX_POOL_PERCENT / 100.0;
+                (pages_of(pool_mib) as f64 * device.zram.ratio.min(ZBUD_MAX_RATIO)) as i64
+            }
             // SL1 sized like zram: uncompressed pages (its disksize).
             SwapSetup::TwoLevel => pages_of(seal_cfg.and_then(|c| c.sl1_mib).unwrap_or(device.zram.size_mib)) as i64,
             _ => 0,

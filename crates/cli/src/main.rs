@@ -392,7 +392,27 @@ fn list(what: ListWhat) -> Result<()> {
 }
 
 fn experiment(name: &str, quick: bool, json: bool) -> Result<()> {
-    let report = floe_lab::run_experiment(name, quick)?;
+    // A bar on stderr while the runs go (indicatif draws nothing when stderr is not
+    // a terminal, so piped and CI output stay clean).
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} runs, {elapsed} (~{eta} left)")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(format!("experiment {name}"));
+    // Runs finish on several threads: count them rather than trust each one's total.
+    let progress = |done: usize, all: usize| {
+        if done == 0 {
+            bar.set_length(all as u64);
+            bar.set_position(0);
+        } else {
+            bar.inc(1);
+        }
+    };
+    let report = floe_lab::run_experiment(name, quick, &progress);
+    bar.finish_and_clear();
+    let report = report?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report.record())?);
     } else {

@@ -74,8 +74,8 @@ pub fn specs(quick: bool) -> Result<Vec<RunSpec>, SimError> {
     Ok(v)
 }
 
-pub fn run(quick: bool) -> Result<Report, SimError> {
-    let runs = crate::run_all(&specs(quick)?)?;
+pub fn run(quick: bool, progress: crate::Progress) -> Result<Report, SimError> {
+    let runs = crate::run_all(&specs(quick)?, progress)?;
     Ok(report(runs, quick))
 }
 

@@ -173,10 +173,10 @@ fn motivation_specs(quick: bool, memtester_mib: f64) -> Vec<RunSpec> {
 }
 
 /// Runs the Ice experiment and builds its tables.
-pub fn run(quick: bool) -> Result<Report, SimError> {
+pub fn run(quick: bool, progress: crate::Progress) -> Result<Report, SimError> {
     let mut specs = specs(quick);
     specs.extend(motivation_specs(quick, memtester_mib()?));
-    let runs = crate::run_all(&specs)?;
+    let runs = crate::run_all(&specs, progress)?;
     Ok(report(runs, quick))
 }
 

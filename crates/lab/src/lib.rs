@@ -43,10 +43,19 @@ pub struct RunSpec {
     pub draw_bg: bool,
 }
 
+/// Told `(runs finished, runs in all)` after each run of an experiment, from the
+/// worker threads.
+pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+/// A `Progress` that ignores what it is told.
+pub fn no_progress(_: usize, _: usize) {}
+
 /// Runs every spec (in parallel; each run is deterministic, and results keep the
-/// order of `specs`).
-pub fn run_all(specs: &[RunSpec]) -> Result<Vec<RunRecord>, SimError> {
+/// order of `specs`), telling `progress` as runs finish.
+pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, SimError> {
     let catalog = Catalog::embedded()?;
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    progress(0, specs.len());
     specs
         .par_iter()
         .map(|s| {
@@ -71,6 +80,7 @@ pub fn run_all(specs: &[RunSpec]) -> Result<Vec<RunRecord>, SimError> {
             if let Some(r) = s.rounds {
                 rec.params.insert("rounds".into(), Param::Int(r as i64));
             }
+            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, specs.len());
             Ok(rec)
         })
         .collect()
@@ -113,13 +123,14 @@ impl From<SimError> for LabError {
 }
 
 /// Runs experiment `name`; `quick` keeps its policies and devices at a smaller size.
-pub fn run_experiment(name: &str, quick: bool) -> Result<Report, LabError> {
+/// `progress` hears of every finished run.
+pub fn run_experiment(name: &str, quick: bool, progress: Progress) -> Result<Report, LabError> {
     match name {
-        "ice" => Ok(ice::run(quick)?),
-        "smartlmk" => Ok(smartlmk::run(quick)?),
-        "selective" => Ok(selective::run(quick)?),
-        "seal" => Ok(seal::run(quick)?),
-        "asap" => Ok(asap::run(quick)?),
+        "ice" => Ok(ice::run(quick, progress)?),
+        "smartlmk" => Ok(smartlmk::run(quick, progress)?),
+        "selective" => Ok(selective::run(quick, progress)?),
+        "seal" => Ok(seal::run(quick, progress)?),
+        "asap" => Ok(asap::run(quick, progress)?),
         other => Err(LabError::Unknown(other.to_string())),
     }
 }
@@ -128,5 +139,38 @@ impl Report {
     /// The JSON form of DESIGN.md: `{"experiment": NAME, "runs": [...]}`.
     pub fn record(&self) -> ExperimentRecord {
         ExperimentRecord { experiment: self.experiment.clone(), runs: self.runs.clone() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// `run_all` announces the total first, then one call per finished run, and the
+    /// records keep the order of the specs whatever order the runs finish in.
+    #[test]
+    fn run_all_reports_every_finished_run_and_keeps_the_spec_order() {
+        let specs: Vec<RunSpec> = [3u64, 1, 2]
+            .iter()
+            .map(|&seed| RunSpec {
+                device: "nexus5".into(),
+                workload: "selective-c".into(),
+                policy: "android-lmk".into(),
+                seed,
+                bg_apps: None,
+                use_s: Some(1.0),
+                balloon_mib: None,
+                rounds: Some(1),
+                draw_bg: false,
+            })
+            .collect();
+        let heard = Mutex::new(Vec::new());
+        let runs = run_all(&specs, &|done, all| heard.lock().unwrap().push((done, all))).unwrap();
+        assert_eq!(runs.iter().map(|r| r.seed).collect::<Vec<_>>(), [3, 1, 2]);
+        let mut heard = heard.into_inner().unwrap();
+        assert_eq!(heard[0], (0, 3));
+        heard.sort();
+        assert_eq!(heard, [(0, 3), (1, 3), (2, 3), (3, 3)]);
     }
 }

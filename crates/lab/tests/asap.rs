@@ -2,7 +2,7 @@
 //! the mean switch time against demand paging on every sequence, anon-only and
 //! file-only each help, and the estimators' precision and recall are reported.
 
-use floe_lab::{asap::pressure_balloon_mib, run_all};
+use floe_lab::{asap::pressure_balloon_mib, no_progress, run_all};
 
 #[test]
 fn prepaging_cuts_switch_time_on_every_sequence() {
@@ -11,7 +11,7 @@ fn prepaging_cuts_switch_time_on_every_sequence() {
     let policies = ["demand-paging", "asap-anon", "asap-file", "asap"];
     assert!(specs.iter().all(|s| s.balloon_mib == Some(pressure_balloon_mib("pixel4").unwrap())));
     assert_eq!(specs.iter().map(|s| s.policy.as_str()).take(4).collect::<Vec<_>>(), policies);
-    let runs = run_all(&specs).unwrap();
+    let runs = run_all(&specs, &no_progress).unwrap();
     for chunk in runs.chunks(policies.len()) {
         let base = &chunk[0].metrics;
         assert!(base.prepage_precision.is_none() && base.cpu_ms_prepage == 0.0, "demand paging prepages nothing");

@@ -57,17 +57,7 @@ pub fn specs(quick: bool) -> Result<Vec<RunSpec>, SimError> {
         let balloon = pressure_balloon_mib(dev)?;
         for wl in SEQUENCES {
             for p in POLICIES {
-                v.push(RunSpec {
-                    device: dev.into(),
-                    workload: wl.into(),
-                    policy: p.into(),
-                    seed: 1,
-                    bg_apps: None,
-                    use_s: None,
-                    balloon_mib: Some(balloon),
-                    rounds: quick.then_some(QUICK_ROUNDS),
-                    draw_bg: false,
-                });
+                v.push(RunSpec { balloon_mib: Some(balloon), rounds: quick.then_some(QUICK_ROUNDS), ..RunSpec::new(dev, wl, p) });
             }
         }
     }

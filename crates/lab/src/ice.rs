@@ -111,33 +111,13 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
         for (_, wl) in SCENARIOS {
             for seed in seeds.clone() {
                 for policy in POLICIES {
-                    v.push(RunSpec {
-                        device: dev.into(),
-                        workload: wl.into(),
-                        policy: policy.into(),
-                        seed,
-                        bg_apps: Some(n),
-                        use_s,
-                        balloon_mib: None,
-                        rounds: None,
-                        // §6.1.1: every round re-draws the background apps from Table 3.
-                        draw_bg: true,
-                    });
+                    // §6.1.1: every round re-draws the background apps from Table 3.
+                    v.push(RunSpec { seed, bg_apps: Some(n), use_s, draw_bg: true, ..RunSpec::new(dev, wl, policy) });
                 }
                 // Fig. 10's sweep: fewer background apps, LRU+CFS and Ice.
                 for bg in [0, 2] {
                     for policy in ["lru-cfs", "ice"] {
-                        v.push(RunSpec {
-                            device: dev.into(),
-                            workload: wl.into(),
-                            policy: policy.into(),
-                            seed,
-                            bg_apps: Some(bg),
-                            use_s,
-                            balloon_mib: None,
-                            rounds: None,
-                            draw_bg: true,
-                        });
+                        v.push(RunSpec { seed, bg_apps: Some(bg), use_s, draw_bg: true, ..RunSpec::new(dev, wl, policy) });
                     }
                 }
             }
@@ -155,17 +135,7 @@ fn motivation_specs(quick: bool, memtester_mib: f64) -> Vec<RunSpec> {
     for (_, wl) in SCENARIOS {
         for seed in seeds.clone() {
             for (bg, balloon) in [(8, None), (0, Some(memtester_mib))] {
-                v.push(RunSpec {
-                    device: MOTIVATION_DEVICE.into(),
-                    workload: wl.into(),
-                    policy: "lru-cfs".into(),
-                    seed,
-                    bg_apps: Some(bg),
-                    use_s,
-                    balloon_mib: balloon,
-                    rounds: None,
-                    draw_bg: false,
-                });
+                v.push(RunSpec { seed, bg_apps: Some(bg), use_s, balloon_mib: balloon, ..RunSpec::new(MOTIVATION_DEVICE, wl, "lru-cfs") });
             }
         }
     }

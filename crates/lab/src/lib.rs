@@ -43,6 +43,24 @@ pub struct RunSpec {
     pub draw_bg: bool,
 }
 
+impl RunSpec {
+    /// A run of `policy` on `device` and `workload` as the workload sets it, seed 1;
+    /// callers change what their experiment varies with struct-update syntax.
+    pub fn new(device: &str, workload: &str, policy: &str) -> RunSpec {
+        RunSpec {
+            device: device.into(),
+            workload: workload.into(),
+            policy: policy.into(),
+            seed: 1,
+            bg_apps: None,
+            use_s: None,
+            balloon_mib: None,
+            rounds: None,
+            draw_bg: false,
+        }
+    }
+}
+
 /// Told `(runs finished, runs in all)` after each run of an experiment, from the
 /// worker threads.
 pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
@@ -153,17 +171,7 @@ mod tests {
     fn run_all_reports_every_finished_run_and_keeps_the_spec_order() {
         let specs: Vec<RunSpec> = [3u64, 1, 2]
             .iter()
-            .map(|&seed| RunSpec {
-                device: "nexus5".into(),
-                workload: "selective-c".into(),
-                policy: "android-lmk".into(),
-                seed,
-                bg_apps: None,
-                use_s: Some(1.0),
-                balloon_mib: None,
-                rounds: Some(1),
-                draw_bg: false,
-            })
+            .map(|&seed| RunSpec { seed, use_s: Some(1.0), rounds: Some(1), ..RunSpec::new("nexus5", "selective-c", "android-lmk") })
             .collect();
         let heard = Mutex::new(Vec::new());
         let runs = run_all(&specs, &|done, all| heard.lock().unwrap().push((done, all))).unwrap();

@@ -42,17 +42,7 @@ fn sweeps(quick: bool) -> (Vec<(u32, u32)>, Vec<u8>, Vec<f64>) {
 }
 
 fn spec(policy: String, rounds: Option<u32>) -> RunSpec {
-    RunSpec {
-        device: DEVICE.into(),
-        workload: WORKLOAD.into(),
-        policy,
-        seed: 1,
-        bg_apps: None,
-        use_s: None,
-        balloon_mib: None,
-        rounds,
-        draw_bg: false,
-    }
+    RunSpec { rounds, ..RunSpec::new(DEVICE, WORKLOAD, &policy) }
 }
 
 /// The run list: the five schemes, then SEAL with each sweep point. `quick` plays 3

@@ -27,17 +27,7 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
     for wl in SCENARIOS {
         for p in POLICIES {
             let rounds = if quick && wl != "selective-c" { Some(1) } else { None };
-            v.push(RunSpec {
-                device: "nexus5".into(),
-                workload: wl.into(),
-                policy: p.into(),
-                seed: 1,
-                bg_apps: None,
-                use_s: None,
-                balloon_mib: None,
-                rounds,
-                draw_bg: false,
-            });
+            v.push(RunSpec { rounds, ..RunSpec::new("nexus5", wl, p) });
         }
     }
     v

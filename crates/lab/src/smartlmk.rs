@@ -38,17 +38,7 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
     for b in BALLOONS_MIB {
         for seed in seeds.clone() {
             for p in POLICIES {
-                v.push(RunSpec {
-                    device: "galaxy-nexus".into(),
-                    workload: "smartlmk-256".into(),
-                    policy: p.into(),
-                    seed,
-                    bg_apps: None,
-                    use_s: None,
-                    balloon_mib: Some(b),
-                    rounds: None,
-                    draw_bg: false,
-                });
+                v.push(RunSpec { seed, balloon_mib: Some(b), ..RunSpec::new("galaxy-nexus", "smartlmk-256", p) });
             }
         }
     }

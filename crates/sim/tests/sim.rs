@@ -501,6 +501,28 @@ fn the_zswap_pool_packs_two_pages_per_page_and_zram_packs_by_the_ratio() {
     }
 }
 
+/// zswap's pool may take 20 % of RAM (the kernel's default max_pool_percent) in pool
+/// pages, so with zbud it stores twice that in pages; zram stores its disksize. Neither
+/// depends on the other's setting.
+#[test]
+fn the_zswap_pool_takes_a_fifth_of_ram_and_zram_its_disksize() {
+    use floe_core::SystemView;
+    let (dev, wl, cat) = tiny();
+    let cap = |dev: &Device, policy: &str| {
+        let sim = Sim::new(dev, &wl, &cat, floe_policies::make(policy).unwrap(), &RunOptions::default());
+        sim.mem().zram_capacity.0
+    };
+    let pages = |mib: f64| (mib * 256.0).round() as u64;
+    assert_eq!(cap(&dev, "zswap"), 2 * pages(dev.memory.ram_mib * 0.2));
+    assert_eq!(cap(&dev, "lru-cfs"), pages(dev.zram.size_mib));
+    let mut other = dev.clone();
+    other.memory.ram_mib *= 2.0;
+    other.zram.size_mib /= 2.0;
+    assert_eq!(cap(&other, "zswap"), 2 * pages(other.memory.ram_mib * 0.2));
+    assert_eq!(cap(&other, "lru-cfs"), pages(other.zram.size_mib));
+    assert!(cap(&other, "zswap") > cap(&dev, "zswap") && cap(&other, "lru-cfs") < cap(&dev, "lru-cfs"));
+}
+
 /// The flash swap's size comes from the device file when it gives one (2 GiB otherwise),
 /// for flash swap and zswap alike; a bad size is an error naming the field and line.
 #[test]

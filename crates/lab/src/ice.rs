@@ -5,7 +5,7 @@
 //! freezing, Ice and Ice+. Every scenario is repeated over background-app draws
 //! (seeds), as Ice re-draws its background apps each round.
 
-use crate::report::{mean_where, pct_cut, Comparison, Report, Table};
+use crate::report::{mean_where, paired_cut_stderr, pct_cut, Comparison, Report, Table};
 use crate::RunSpec;
 use floe_core::{Metrics, RunRecord};
 use floe_sim::SimError;
@@ -71,45 +71,13 @@ fn refaults(m: &Metrics) -> f64 {
 /// Mean of `f` over the evaluation's runs (background apps drawn, no balloon) matching
 /// device, workload, policy and background count.
 fn mean(runs: &[RunRecord], dev: &str, wl: &str, policy: &str, bg: usize, f: impl Fn(&Metrics) -> f64) -> f64 {
-    let bg = floe_core::Param::Int(bg as i64);
-    mean_where(
-        runs,
-        |r| r.device == dev && r.workload == wl && r.policy == policy && r.params.get("bg_apps") == Some(&bg) && !motivation(r),
-        f,
-    )
+    mean_where(runs, |r| r.policy == policy && evaluation(r, dev, wl, bg), f)
 }
 
-/// The standard error of the mean of per-draw refault cuts of `policy` against `base`
-/// (each seed's runs paired), in percentage points: how far the cut moves with the
-/// background apps drawn. Draws where `base` refaults nothing are left out; NaN with
-/// fewer than two draws left.
-fn paired_cut_stderr(runs: &[RunRecord], dev: &str, wl: &str, base: &str, policy: &str, bg: usize) -> f64 {
-    let bg = floe_core::Param::Int(bg as i64);
-    let of = |p: &str, seed: u64| {
-        runs.iter()
-            .find(|r| {
-                r.device == dev
-                    && r.workload == wl
-                    && r.policy == p
-                    && r.seed == seed
-                    && r.params.get("bg_apps") == Some(&bg)
-                    && !motivation(r)
-            })
-            .map(|r| refaults(&r.metrics))
-    };
-    let mut seeds: Vec<u64> = runs.iter().filter(|r| r.device == dev && r.workload == wl && r.policy == base).map(|r| r.seed).collect();
-    seeds.sort_unstable();
-    seeds.dedup();
-    // A draw whose baseline refaults nothing has no cut to speak of.
-    let cuts: Vec<f64> =
-        seeds.iter().filter_map(|&s| Some((of(base, s).filter(|&b| b > 0.0)?, of(policy, s)?))).map(|(b, p)| pct_cut(b, p)).collect();
-    let n = cuts.len() as f64;
-    if cuts.len() < 2 {
-        return f64::NAN;
-    }
-    let mean = cuts.iter().sum::<f64>() / n;
-    let var = cuts.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (var / n).sqrt()
+/// An evaluation run (background apps drawn, no balloon) of this device, workload and
+/// background count, any policy.
+fn evaluation(r: &RunRecord, dev: &str, wl: &str, bg: usize) -> bool {
+    r.device == dev && r.workload == wl && r.params.get("bg_apps") == Some(&floe_core::Param::Int(bg as i64)) && !motivation(r)
 }
 
 /// A run of the §2.2 motivation cases: Fig. 1's fixed background set, or memtester.
@@ -239,7 +207,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
         fig11.rows.push(Comparison {
             label: format!("{sc} ice's cut: std. error over draws"),
             paper: None,
-            ours: paired_cut_stderr(&runs, "p20", wl, "lru-cfs", "ice", 8),
+            ours: paired_cut_stderr(&runs, |r| evaluation(r, "p20", wl, 8), "lru-cfs", "ice", refaults),
         });
         fig11.rows.push(Comparison {
             label: format!("{sc} refaults cut by acclaim"),
@@ -507,9 +475,10 @@ mod tests {
                 runs.push(r);
             }
         }
-        let se = paired_cut_stderr(&runs, "p20", "ice-video-call", "lru-cfs", "ice", 8);
+        let keep = |r: &RunRecord| evaluation(r, "p20", "ice-video-call", 8);
+        let se = paired_cut_stderr(&runs, keep, "lru-cfs", "ice", refaults);
         assert!((se - 10.0).abs() < 1e-9, "{se}");
-        assert!(paired_cut_stderr(&runs[..2], "p20", "ice-video-call", "lru-cfs", "ice", 8).is_nan());
+        assert!(paired_cut_stderr(&runs[..2], keep, "lru-cfs", "ice", refaults).is_nan());
     }
 
     #[test]

@@ -76,8 +76,37 @@ pub fn pct_cut(base: f64, with: f64) -> f64 {
     }
 }
 
+/// The standard error of the mean of per-seed cuts (`pct_cut`) of `f` under `policy`
+/// against `base`, over the runs `keep` selects, each seed's two runs paired: how far a
+/// cut moves with the seed. Seeds where `base` gives zero are left out (no cut); NaN with
+/// fewer than two seeds left.
+pub fn paired_cut_stderr(
+    runs: &[RunRecord],
+    keep: impl Fn(&RunRecord) -> bool,
+    base: &str,
+    policy: &str,
+    f: impl Fn(&floe_core::Metrics) -> f64,
+) -> f64 {
+    let of = |p: &str, seed: u64| runs.iter().find(|r| r.policy == p && r.seed == seed && keep(r)).map(|r| f(&r.metrics));
+    let mut seeds: Vec<u64> = runs.iter().filter(|r| r.policy == base && keep(r)).map(|r| r.seed).collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    let cuts: Vec<f64> =
+        seeds.iter().filter_map(|&s| Some((of(base, s).filter(|&b| b > 0.0)?, of(policy, s)?))).map(|(b, p)| pct_cut(b, p)).collect();
+    if cuts.len() < 2 {
+        return f64::NAN;
+    }
+    let n = cuts.len() as f64;
+    let mean = cuts.iter().sum::<f64>() / n;
+    let var = cuts.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (var / n).sqrt()
+}
+
 fn fmt(x: f64) -> String {
-    if x.abs() >= 1000.0 {
+    if x.is_nan() {
+        // Nothing to show: no runs selected, or too few for the statistic.
+        "n/a".to_string()
+    } else if x.abs() >= 1000.0 {
         format!("{x:.0}")
     } else {
         format!("{x:.2}")
@@ -99,6 +128,7 @@ mod tests {
                 rows: vec![
                     Comparison { label: "a".into(), paper: Some(25.4), ours: 30.0 },
                     Comparison { label: "b".into(), paper: None, ours: 1.0 },
+                    Comparison { label: "c".into(), paper: Some(1.0), ours: f64::NAN },
                 ],
             }],
             notes: vec!["n".into()],
@@ -107,5 +137,6 @@ mod tests {
         assert!(t.contains("25.40") && t.contains("30.00") && t.contains("4.60"), "{t}");
         assert!(t.lines().any(|l| l.trim_start().starts_with('b') && l.contains('-')), "{t}");
         assert!(t.contains("note: n"));
+        assert!(t.lines().any(|l| l.trim_start().starts_with('c') && l.matches("n/a").count() == 2) && !t.contains("NaN"), "{t}");
     }
 }

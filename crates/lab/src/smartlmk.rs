@@ -3,7 +3,7 @@
 //! against the stock LMK ("Vanilla"): total launch time (Fig. 10), app resumes
 //! (Fig. 11) and LMK kills (Fig. 14).
 
-use crate::report::{mean_where, pct_cut, Comparison, Report, Table};
+use crate::report::{mean_where, paired_cut_stderr, pct_cut, Comparison, Report, Table};
 use crate::RunSpec;
 use floe_core::{LaunchKind, Metrics, Param, RunRecord};
 use floe_sim::SimError;
@@ -84,6 +84,12 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
             _ => None,
         };
         gain.rows.push(Comparison { label: format!("balloon {b:>3} MB"), paper: paper_gain, ours: pct_cut(v, s) });
+        let at = |r: &RunRecord| r.params.get("balloon_mib") == Some(&Param::Float(b));
+        gain.rows.push(Comparison {
+            label: format!("balloon {b:>3} MB: std. error over seeds"),
+            paper: None,
+            ours: paired_cut_stderr(&runs, at, "android-lmk", "smartlmk", |m| m.launch_ms_total),
+        });
     }
     let per_app = per_app_table(&runs);
     let notes = vec![

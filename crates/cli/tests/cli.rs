@@ -194,3 +194,21 @@ fn state_set_checks_its_input_and_show_prints_it_back() {
     assert!(shown.starts_with("smartlmk (saved at unix ") && shown.contains("{\"launch_seq\": 3, \"apps\": {}}"), "{shown}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--bg-apps N` caches the first N of an Ice workload's fixed set (Fig. 1's apps);
+/// `--draw-bg` draws them from the pool with the seed instead. The run says which.
+#[test]
+fn draw_bg_replaces_the_workloads_fixed_background_set() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["sim", "--workload", "ice-video-call", "--bg-apps", "2", "--json"];
+        args.extend_from_slice(extra);
+        let out = floe(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v["params"]["bg_set"].as_str().unwrap().to_string(), v["params"]["bg_fixed"].as_bool().unwrap())
+    };
+    assert_eq!(run(&[]), ("twitter,amazon".to_string(), true));
+    let (drawn, fixed) = run(&["--draw-bg", "--seed", "2"]);
+    assert!(!fixed && drawn != "twitter,amazon" && drawn.split(',').count() == 2, "{drawn}");
+    assert_eq!(run(&["--draw-bg", "--seed", "2"]).0, drawn, "the same seed draws the same apps");
+}

@@ -501,17 +501,20 @@ fn the_zswap_pool_packs_two_pages_per_page_and_zram_packs_by_the_ratio() {
     }
 }
 
+/// What `policy` sees of memory on `dev` before the tiny workload starts.
+fn memory_at_start(dev: &Device, policy: &str) -> floe_core::MemInfo {
+    use floe_core::SystemView;
+    let (_, wl, cat) = tiny();
+    Sim::new(dev, &wl, &cat, floe_policies::make(policy).unwrap(), &RunOptions::default()).mem()
+}
+
 /// zswap's pool may take 20 % of RAM (the kernel's default max_pool_percent) in pool
 /// pages, so with zbud it stores twice that in pages; zram stores its disksize. Neither
 /// depends on the other's setting.
 #[test]
 fn the_zswap_pool_takes_a_fifth_of_ram_and_zram_its_disksize() {
-    use floe_core::SystemView;
-    let (dev, wl, cat) = tiny();
-    let cap = |dev: &Device, policy: &str| {
-        let sim = Sim::new(dev, &wl, &cat, floe_policies::make(policy).unwrap(), &RunOptions::default());
-        sim.mem().zram_capacity.0
-    };
+    let (dev, _, _) = tiny();
+    let cap = |dev: &Device, policy: &str| memory_at_start(dev, policy).zram_capacity.0;
     let pages = |mib: f64| (mib * 256.0).round() as u64;
     assert_eq!(cap(&dev, "zswap"), 2 * pages(dev.memory.ram_mib * 0.2));
     assert_eq!(cap(&dev, "lru-cfs"), pages(dev.zram.size_mib));
@@ -527,12 +530,8 @@ fn the_zswap_pool_takes_a_fifth_of_ram_and_zram_its_disksize() {
 /// for flash swap and zswap alike; a bad size is an error naming the field and line.
 #[test]
 fn the_flash_swap_size_is_the_devices() {
-    use floe_core::SystemView;
-    let (dev, wl, cat) = tiny();
-    let cap = |dev: &Device, policy: &str| {
-        let sim = Sim::new(dev, &wl, &cat, floe_policies::make(policy).unwrap(), &RunOptions::default());
-        sim.mem().flash_swap_capacity.0
-    };
+    let (dev, _, _) = tiny();
+    let cap = |dev: &Device, policy: &str| memory_at_start(dev, policy).flash_swap_capacity.0;
     assert_eq!(cap(&dev, "swap-all"), 2048 * 256);
     let mut small = dev.clone();
     small.flash.swap_mib = Some(64.0);

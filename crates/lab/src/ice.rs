@@ -82,8 +82,17 @@ fn evaluation(r: &RunRecord, dev: &str, wl: &str, bg: usize) -> bool {
 
 /// A run of the §2.2 motivation cases: Fig. 1's fixed background set, or memtester.
 fn motivation(r: &RunRecord) -> bool {
-    use floe_core::Param;
-    r.params.get("bg_fixed") == Some(&Param::Bool(true)) || r.params.get("balloon_mib").is_some_and(|b| *b != Param::Float(0.0))
+    fixed_set(r) || ballooned(r)
+}
+
+/// The run cached the workload's fixed background set (Fig. 1's apps), not a draw.
+fn fixed_set(r: &RunRecord) -> bool {
+    r.params.get("bg_fixed") == Some(&floe_core::Param::Bool(true))
+}
+
+/// The run pinned memory away from apps (BG-memtester).
+fn ballooned(r: &RunRecord) -> bool {
+    r.params.get("balloon_mib").is_some_and(|b| *b != floe_core::Param::Float(0.0))
 }
 
 /// §2.2's BG-memtester case: memtester holds memory "similar to that of the BG-apps
@@ -275,7 +284,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     });
     let t6 = table6(&runs);
     let fig1 = motivation_table(&runs);
-    let notes = vec![
+    let mut notes = vec![
         format!(
             "{}: each cell is the mean over {} background-app draws (seeds) of {} s of foreground use; the paper averages 10 rounds of an unstated length, so absolute page counts (Table 5) depend on the scenario length.",
             if quick { "--quick" } else { "full run" },
@@ -286,16 +295,19 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
         "Known difference: UCSG cuts no refaults here (the paper: 24.4 %). It only raises the foreground's CPU weight, and in these scenarios the 8 cores are about 15 % busy (300-360 s of app CPU in a 300 s run), so background apps run, and touch memory, exactly as under LRU+CFS.".into(),
         "Known difference: floe's frame rate does not drop with background apps (the paper's Fig. 1 motivation); the simulator reproduces the refault and reclaim side but not the contention through which they slow the foreground (docs/MODEL-NOTES.md, 'Known gap: the frame rate does not fall').".into(),
     ];
-    let mut notes = notes;
     let balloon = runs.iter().find_map(|r| match r.params.get("balloon_mib") {
         Some(floe_core::Param::Float(b)) if *b > 0.0 && r.workload == SCENARIOS[0].1 => Some(*b),
         _ => None,
     });
-    if let Some(b) = balloon {
+    let set = runs.iter().filter(|r| fixed_set(r) && r.workload == SCENARIOS[0].1).find_map(|r| match r.params.get("bg_set") {
+        Some(floe_core::Param::Text(t)) => Some(t.replace(',', ", ")),
+        _ => None,
+    });
+    if let (Some(b), Some(set)) = (balloon, set) {
         notes.insert(
             0,
             format!(
-                "Fig. 1 / Fig. 2(a): BG-apps caches Fig. 1's eight apps (twitter, amazon, angry-birds, youtube, skype, chrome, uber, google-maps); BG-memtester pins {b:.0} MiB, the eight apps' footprint up to what the P20 leaves pinnable (the paper's memtester held 5.52 GB, 'similar to that of the BG-apps case'); BG-null is the 0B+F run. Fig. 2(a) does not say which scenario it counts; floe shows S-A."
+                "Fig. 1 / Fig. 2(a): BG-apps caches Fig. 1's eight apps ({set}); BG-memtester pins {b:.0} MiB, the eight apps' footprint up to what the P20 leaves pinnable (the paper's memtester held 5.52 GB, 'similar to that of the BG-apps case'); BG-null is the 0B+F run. Fig. 2(a) does not say which scenario it counts; floe shows S-A."
             ),
         );
     }
@@ -315,18 +327,14 @@ fn motivation_table(runs: &[RunRecord]) -> Table {
         mean_where(
             runs,
             |r| {
-                let (fixed, ballooned) = (
-                    r.params.get("bg_fixed") == Some(&Param::Bool(true)),
-                    r.params.get("balloon_mib").is_some_and(|b| *b != Param::Float(0.0)),
-                );
                 let zero = r.params.get("bg_apps") == Some(&Param::Int(0));
                 r.device == MOTIVATION_DEVICE
                     && r.workload == wl
                     && r.policy == "lru-cfs"
                     && match which {
-                        "null" => zero && !ballooned && !fixed,
-                        "memtester" => zero && ballooned,
-                        _ => fixed && !zero,
+                        "null" => evaluation(r, MOTIVATION_DEVICE, wl, 0),
+                        "memtester" => zero && ballooned(r),
+                        _ => fixed_set(r) && !zero,
                     }
             },
             f,

@@ -392,16 +392,20 @@ impl Sim {
     /// Builds a run. Background apps are drawn from the workload's pool with the seed.
     pub fn new(device: &Device, workload: &Workload, catalog: &Catalog, policy: Box<dyn Policy>, opts: &RunOptions) -> Sim {
         let setup = policy.setup();
-        let zbud = setup.swap == SwapSetup::Zswap;
+        // zswap's pool allocator in the seeds' kernels is zbud (the 4.x default), which
+        // stores at most two compressed pages per page ("the compression ratio will
+        // always be 2:1 or worse", Documentation/vm/zswap.txt); zram's zsmalloc packs
+        // them densely.
+        let zram_ratio = if setup.swap == SwapSetup::Zswap { device.zram.ratio.min(ZBUD_MAX_RATIO) } else { device.zram.ratio };
         let mut rng_wl = stream(opts.seed, 1);
         // Background apps, never the measured ones: the workload's fixed set in order
         // (unless a draw is asked for), the rest a seeded draw from the pool.
         let mut chosen: Vec<String> = Vec::new();
-        let mut bg_count = 0;
-        let bg_fixed = workload.background.as_ref().is_some_and(|b| !b.fixed.is_empty()) && !opts.draw_bg;
+        let has_fixed = workload.background.as_ref().is_some_and(|b| !b.fixed.is_empty());
+        let use_fixed = has_fixed && !opts.draw_bg;
         if let Some(bg) = &workload.background {
             let want = opts.bg_apps.unwrap_or(bg.count);
-            let fixed = if opts.draw_bg { &[][..] } else { &bg.fixed[..] };
+            let fixed = if use_fixed { &bg.fixed[..] } else { &[][..] };
             for n in fixed.iter().filter(|n| !workload.sequence.contains(n)) {
                 if chosen.len() < want && !chosen.contains(n) {
                     chosen.push(n.clone());
@@ -413,7 +417,6 @@ impl Sim {
                 let i = rng_wl.gen_range(0..pool.len());
                 chosen.push(pool.remove(i).clone());
             }
-            bg_count = chosen.len();
         }
         let mut names: Vec<String> = chosen.clone();
         for n in &workload.sequence {
@@ -478,7 +481,7 @@ impl Sim {
             // The pool's limit is in pool pages; it holds up to zbud's ratio as many.
             SwapSetup::Zswap => {
                 let pool_mib = device.memory.ram_mib * ZSWAP_MAX_POOL_PERCENT / 100.0;
-                (pages_of(pool_mib) as f64 * device.zram.ratio.min(ZBUD_MAX_RATIO)) as i64
+                (pages_of(pool_mib) as f64 * zram_ratio) as i64
             }
             // SL1 sized like zram: uncompressed pages (its disksize).
             SwapSetup::TwoLevel => pages_of(seal_cfg.and_then(|c| c.sl1_mib).unwrap_or(device.zram.size_mib)) as i64,
@@ -520,10 +523,10 @@ impl Sim {
         }
         let mut params = BTreeMap::new();
         if workload.background.is_some() {
-            params.insert("bg_apps".to_string(), Param::Int(bg_count as i64));
+            params.insert("bg_apps".to_string(), Param::Int(chosen.len() as i64));
             params.insert("bg_set".to_string(), Param::Text(chosen.join(",")));
-            if workload.background.as_ref().is_some_and(|b| !b.fixed.is_empty()) {
-                params.insert("bg_fixed".to_string(), Param::Bool(bg_fixed));
+            if has_fixed {
+                params.insert("bg_fixed".to_string(), Param::Bool(use_fixed));
             }
         }
         params.insert("balloon_mib".to_string(), Param::Float(balloon));
@@ -546,11 +549,7 @@ impl Sim {
             wmark: [pages_of(m.watermark_min_mib) as i64, pages_of(m.watermark_low_mib) as i64, pages_of(m.watermark_high_mib) as i64],
             lmk_free_only: false,
             minfree: m.minfree.iter().map(|&(adj, mib)| (adj, pages_of(mib) as i64)).collect(),
-            // zswap's pool allocator in the seeds' kernels is zbud (the 4.x default),
-            // which stores at most two compressed pages per page ("the compression ratio
-            // will always be 2:1 or worse", Documentation/vm/zswap.txt); zram's
-            // zsmalloc packs them densely.
-            zram_ratio: if zbud { device.zram.ratio.min(ZBUD_MAX_RATIO) } else { device.zram.ratio },
+            zram_ratio,
             compress_ns: (device.zram.compress_us_per_page * 1e3) as u64,
             decompress_ns: (device.zram.decompress_us_per_page * 1e3) as u64,
             zram_stored: 0,

@@ -128,6 +128,17 @@ struct SimArgs {
     /// Print JSON: one run object (an array of them for several policies).
     #[arg(long)]
     json: bool,
+    /// Also write the run as it went, one CSV row per step of simulated time (see
+    /// --timeline-step): free memory, LRU and swap sizes, the foreground app, frame
+    /// rate, reclaim, refaults, kills, freezes, CPU and flash traffic, from the start of
+    /// the run (`measured` marks the workload's measured part). With several policies,
+    /// their rows follow one another. `-` writes the CSV to standard output instead of
+    /// the metrics.
+    #[arg(long, value_name = "FILE")]
+    timeline: Option<String>,
+    /// Step of --timeline, in simulated seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 1.0, requires = "timeline")]
+    timeline_step: f64,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -272,7 +283,37 @@ fn sim(a: SimArgs) -> Result<()> {
         }
     }
     let opts = RunOptions { seed: a.seed, bg_apps: a.bg_apps, balloon_mib: a.balloon_mib, draw_bg: a.draw_bg };
-    let runs: Vec<RunRecord> = a.policy.iter().map(|p| floe_sim::run(&dev, &wl, &cat, p, &opts)).collect::<Result<_, _>>()?;
+    let runs: Vec<RunRecord> = match &a.timeline {
+        None => a.policy.iter().map(|p| floe_sim::run(&dev, &wl, &cat, p, &opts)).collect::<Result<_, _>>()?,
+        Some(path) => {
+            if !(a.timeline_step.is_finite() && a.timeline_step >= 0.001) {
+                bail!("--timeline-step {}: must be at least 0.001 s", a.timeline_step);
+            }
+            if path == "-" && a.json {
+                bail!("--timeline - writes the CSV to standard output; it cannot share it with --json");
+            }
+            let out: Box<dyn std::io::Write> = if path == "-" {
+                Box::new(std::io::stdout().lock())
+            } else {
+                Box::new(std::fs::File::create(path).with_context(|| format!("cannot write the timeline to {path}"))?)
+            };
+            let mut w = csv::Writer::from_writer(out);
+            let step = floe_core::Nanos::from_secs_f64(a.timeline_step);
+            let mut runs = Vec::new();
+            for p in &a.policy {
+                let (rec, samples) = floe_sim::run_with_timeline(&dev, &wl, &cat, p, &opts, step)?;
+                for s in &samples {
+                    w.serialize(s).with_context(|| format!("cannot write the timeline to {path}"))?;
+                }
+                runs.push(rec);
+            }
+            w.flush().with_context(|| format!("cannot write the timeline to {path}"))?;
+            if path == "-" {
+                return Ok(());
+            }
+            runs
+        }
+    };
     if a.json {
         let s = if runs.len() == 1 { serde_json::to_string_pretty(&runs[0])? } else { serde_json::to_string_pretty(&runs)? };
         println!("{s}");

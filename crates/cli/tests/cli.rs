@@ -212,3 +212,64 @@ fn draw_bg_replaces_the_workloads_fixed_background_set() {
     assert!(!fixed && drawn != "twitter,amazon" && drawn.split(',').count() == 2, "{drawn}");
     assert_eq!(run(&["--draw-bg", "--seed", "2"]).0, drawn, "the same seed draws the same apps");
 }
+
+#[test]
+fn timeline_writes_one_csv_row_per_step_for_each_policy() {
+    let (dev, wl, apps) = (format!("{TD}/tiny-device.toml"), format!("{TD}/tiny-workload.toml"), format!("{TD}/tiny-apps.toml"));
+    let tiny = ["sim", "--device", dev.as_str(), "--workload", wl.as_str(), "--apps", apps.as_str()];
+    let dir = std::env::temp_dir().join(format!("floe-cli-timeline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tl.csv");
+    let p = path.to_str().unwrap();
+    let out = floe(&[&tiny[..], &["--policy", "lru-cfs,android-lmk", "--timeline", p, "--timeline-step", "2"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("reclaimed_pages"), "the metrics table is still printed");
+    let csv = std::fs::read_to_string(&path).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    for col in [
+        "policy",
+        "t_s",
+        "measured",
+        "fg_app",
+        "frames",
+        "fps",
+        "free_mib",
+        "zram_pool_mib",
+        "reclaimed_pages",
+        "refaults_bg_anon",
+        "kills",
+    ] {
+        assert!(header.contains(&col), "column {col} missing from {header:?}");
+    }
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.iter().all(|r| r.len() == header.len()));
+    let t = header.iter().position(|c| *c == "t_s").unwrap();
+    let of = |pol: &str| rows.iter().filter(|r| r[0] == pol).map(|r| r[t].parse::<f64>().unwrap()).collect::<Vec<_>>();
+    let (a, b) = (of("lru-cfs"), of("android-lmk"));
+    assert!(a.len() > 5 && b.len() > 5 && a.len() + b.len() == rows.len());
+    assert_eq!(rows[0][0], "lru-cfs", "policies follow one another in the order asked");
+    assert_eq!(rows[a.len()][0], "android-lmk");
+    for ts in [&a, &b] {
+        assert_eq!(ts[0], 2.0);
+        assert!(ts.windows(2).all(|w| w[1] > w[0] && w[1] - w[0] <= 2.0 + 1e-9), "{ts:?}");
+    }
+    // `-`: the CSV alone on standard output, the same rows.
+    let out = floe(&[&tiny[..], &["--policy", "lru-cfs", "--timeline", "-", "--timeline-step", "2"]].concat());
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let expect: Vec<&str> = csv.lines().take(1 + a.len()).collect();
+    assert_eq!(stdout.lines().collect::<Vec<_>>(), expect);
+    // Bad uses are errors that say what is wrong.
+    let err = |args: &[&str]| {
+        let out = floe(&[&tiny[..], args].concat());
+        assert!(!out.status.success(), "{args:?} succeeded");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    assert!(err(&["--timeline", "-", "--json"]).contains("--json"));
+    let missing = dir.join("no-such-dir/tl.csv");
+    assert!(err(&["--timeline", missing.to_str().unwrap()]).contains("no-such-dir/tl.csv"));
+    assert!(err(&["--timeline", p, "--timeline-step", "0"]).contains("--timeline-step"));
+    assert!(err(&["--timeline-step", "2"]).contains("--timeline"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -121,6 +121,47 @@ struct Counters {
     cpu_prepage_ns: u64,
     touches: u64,
     scanned: u64,
+    /// Frames rendered and those over the alert threshold, measured or not (the
+    /// metrics count only the measured part; the timeline counts all).
+    frames: u64,
+    janky: u64,
+    /// Pages reclaimed by allocating threads themselves (direct reclaim).
+    direct_reclaimed: u64,
+}
+
+/// The state of a run at one instant: memory gauges and counters since the run began
+/// (not only the measured part). Two snapshots make one step of a timeline.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Snapshot {
+    pub t: Nanos,
+    /// True once the workload's measured part has begun.
+    pub measuring: bool,
+    /// The app in the foreground (launching or in use), if any.
+    pub fg_app: Option<String>,
+    pub free_pages: i64,
+    pub anon_lru_pages: u64,
+    pub file_lru_pages: u64,
+    /// Pages held in zram (or zswap's pool, SEAL's SL1), uncompressed, and the RAM
+    /// they take.
+    pub zram_stored_pages: u64,
+    pub zram_pool_pages: u64,
+    pub flash_swap_pages: u64,
+    pub apps_alive: u32,
+    pub apps_frozen: u32,
+    pub frames: u64,
+    pub janky_frames: u64,
+    /// Refaults by [foreground?][anon = 0, file = 1].
+    pub refaults: [[u64; 2]; 2],
+    pub reclaimed_pages: u64,
+    pub direct_reclaimed_pages: u64,
+    pub kills: u64,
+    pub freezes: u64,
+    pub thaws: u64,
+    pub cpu_app_ns: u64,
+    pub cpu_kswapd_ns: u64,
+    pub cpu_compress_ns: u64,
+    pub flash_read_bytes: u64,
+    pub flash_write_bytes: u64,
 }
 
 /// Workload script steps.
@@ -658,6 +699,40 @@ impl Sim {
         self.now
     }
 
+    /// The run's state now: memory gauges and counters since the run began.
+    pub fn snapshot(&self) -> Snapshot {
+        let alive = self.apps.iter().filter(|a| a.state != AppState::Dead).count() as u32;
+        let frozen = self.apps.iter().filter(|a| a.state == AppState::Frozen).count() as u32;
+        let c = &self.c;
+        Snapshot {
+            t: self.now,
+            measuring: self.measuring,
+            fg_app: self.fg.map(|a| self.apps[a as usize].spec.name.clone()),
+            free_pages: self.free(),
+            anon_lru_pages: (self.pages.list_len(Loc::InactiveAnon) + self.pages.list_len(Loc::ActiveAnon)) as u64
+                + self.pages.total(Loc::Unevictable),
+            file_lru_pages: self.file_lru() as u64,
+            zram_stored_pages: self.zram_stored as u64,
+            zram_pool_pages: self.zram_pool_pages() as u64,
+            flash_swap_pages: self.flash_used as u64,
+            apps_alive: alive,
+            apps_frozen: frozen,
+            frames: c.frames,
+            janky_frames: c.janky,
+            refaults: c.refaults,
+            reclaimed_pages: c.reclaimed,
+            direct_reclaimed_pages: c.direct_reclaimed,
+            kills: c.kills,
+            freezes: c.freezes,
+            thaws: c.thaws,
+            cpu_app_ns: c.cpu_app_ns,
+            cpu_kswapd_ns: c.cpu_kswapd_ns,
+            cpu_compress_ns: c.cpu_compress_ns,
+            flash_read_bytes: self.flash.read_bytes,
+            flash_write_bytes: self.flash.write_bytes,
+        }
+    }
+
     /// Checks the page table and memory accounting (used by property tests).
     pub fn check_invariants(&self) -> Result<(), String> {
         self.pages.check()?;
@@ -1084,10 +1159,13 @@ impl Sim {
             return;
         }
         a.frame_busy = false;
-        if render && self.measuring {
-            self.frames += 1;
-            if self.now - start > ALERT {
-                self.alerts += 1;
+        if render {
+            let late = self.now - start > ALERT;
+            self.c.frames += 1;
+            self.c.janky += late as u64;
+            if self.measuring {
+                self.frames += 1;
+                self.alerts += late as u64;
             }
         }
         let gen = a.gen;
@@ -1317,6 +1395,7 @@ impl Sim {
         }
         if self.free() <= self.wmark[0] {
             let (got, cost, io) = self.shrink(RECLAIM_BATCH, ctx.t);
+            self.c.direct_reclaimed += got as u64;
             ctx.cpu += cost.0;
             ctx.compress += cost.1;
             ctx.t = ctx.t.max(io);

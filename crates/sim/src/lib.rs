@@ -3,16 +3,18 @@
 //! [`run`] plays a [`Workload`] on a [`Device`] under one policy and returns the run's
 //! metrics. The model (DESIGN.md "Simulator model") lives in [`engine`]; the page
 //! table and LRU lists in [`pages`]; CPU sharing in [`cpu`]; the flash queue in
-//! [`flash`]; input files in [`config`].
+//! [`flash`]; input files in [`config`]; [`timeline`] samples a run over time.
 
 pub mod config;
 pub mod cpu;
 pub mod engine;
 pub mod flash;
 pub mod pages;
+pub mod timeline;
 
 pub use config::{AppSpec, Catalog, ConfigError, Device, Workload};
-pub use engine::{RunOptions, Sim};
+pub use engine::{RunOptions, Sim, Snapshot};
+pub use timeline::{run_with_timeline, Sample};
 
 use floe_core::RunRecord;
 
@@ -29,8 +31,13 @@ pub enum SimError {
 pub fn run(device: &Device, workload: &Workload, catalog: &Catalog, policy: &str, opts: &RunOptions) -> Result<RunRecord, SimError> {
     let p = floe_policies::make_spec(policy).map_err(SimError::Policy)?;
     let mut rec = Sim::new(device, workload, catalog, p, opts).run();
+    policy_params(&mut rec, policy);
+    Ok(rec)
+}
+
+/// Records the parameters a policy spec gave after its name (`seal:k=2` -> `k=2`).
+fn policy_params(rec: &mut RunRecord, policy: &str) {
     if let Some((_, params)) = policy.split_once(':') {
         rec.params.insert("policy_params".into(), floe_core::Param::Text(params.into()));
     }
-    Ok(rec)
 }

@@ -546,3 +546,55 @@ fn the_flash_swap_size_is_the_devices() {
     assert!(err.starts_with(&format!("{}:{line}:", path.display())), "{err}");
     assert!(err.contains("flash.swap_mib") && err.contains("positive"), "{err}");
 }
+
+/// A timeline samples the run without changing it, covers it step by step, and its
+/// gauges keep memory's books: free + LRU + the compressed pool = the memory apps have.
+#[test]
+fn a_timeline_samples_the_run_without_changing_it() {
+    let (dev, wl, cat) = tiny();
+    for policy in ["lru-cfs", "swap-all", "android-lmk"] {
+        let opts = RunOptions { seed: 3, ..Default::default() };
+        let step = Nanos::from_ms(500);
+        let (rec, tl) = floe_sim::run_with_timeline(&dev, &wl, &cat, policy, &opts, step).unwrap();
+        let plain = floe_sim::run(&dev, &wl, &cat, policy, &opts).unwrap();
+        assert_eq!(serde_json::to_string(&rec).unwrap(), serde_json::to_string(&plain).unwrap(), "{policy}: sampling changed the run");
+        assert!(tl.len() > 10, "{policy}: {} samples", tl.len());
+        for (i, s) in tl.iter().enumerate() {
+            assert_eq!(s.policy, policy);
+            if i + 1 < tl.len() {
+                assert!((s.t_s - 0.5 * (i + 1) as f64).abs() < 1e-9, "{policy}: step {i} ends at {}", s.t_s);
+            } else {
+                assert!(s.t_s > 0.5 * i as f64 && s.t_s <= 0.5 * (i + 1) as f64, "{policy}: last step ends at {}", s.t_s);
+            }
+            let held = s.free_mib + s.anon_lru_mib + s.file_lru_mib + s.zram_pool_mib;
+            assert!((held - dev.memory.app_mem_mib).abs() < 0.05, "{policy} at {} s: {held} MiB accounted", s.t_s);
+            assert!(s.direct_reclaimed_pages <= s.reclaimed_pages);
+            assert!(s.frames as f64 <= 0.5 * 61.0, "{policy}: {} frames in half a second", s.frames);
+        }
+        // The measured part is a suffix of the run, and its counts add up to at least
+        // the metrics' (the step where it begins also holds some of what came before).
+        let first = tl.iter().position(|s| s.measured).expect("a measured part");
+        assert!(tl[first..].iter().all(|s| s.measured));
+        let m = &rec.metrics;
+        let sum = |f: fn(&floe_sim::Sample) -> u64| tl[first..].iter().map(f).sum::<u64>();
+        assert_eq!(sum(|s| s.frames), m.frames, "{policy}: frames");
+        assert!(sum(|s| s.reclaimed_pages) >= m.reclaimed_pages);
+        assert!(sum(|s| s.refaults_bg_anon) >= m.refaults_bg_anon && sum(|s| s.refaults_fg_file) >= m.refaults_fg_file);
+        assert!(sum(|s| s.kills) >= m.kills);
+        let all = |f: fn(&floe_sim::Sample) -> u64| tl.iter().map(f).sum::<u64>();
+        // Flash traffic is counted in whole KiB per step.
+        assert!(all(|s| s.flash_read_kib) * 1024 + 1024 * tl.len() as u64 >= m.flash_read_bytes);
+        assert!(all(|s| s.reclaimed_pages) > 0, "{policy}: the tiny device reclaims");
+        if policy != "android-lmk" {
+            // With swap the tiny device's allocations outrun kswapd now and then.
+            assert!(all(|s| s.direct_reclaimed_pages) > 0, "{policy}: no direct reclaim");
+        }
+        match policy {
+            "android-lmk" => assert!(tl.iter().all(|s| s.zram_stored_mib == 0.0 && s.flash_swap_mib == 0.0)),
+            "swap-all" => assert!(tl.iter().all(|s| s.zram_stored_mib == 0.0)),
+            _ => assert!(tl.iter().all(|s| s.flash_swap_mib == 0.0)),
+        }
+    }
+    let (dev, wl, cat) = tiny();
+    assert!(floe_sim::run_with_timeline(&dev, &wl, &cat, "lru-cfs", &RunOptions::default(), Nanos::ZERO).is_err());
+}

@@ -519,10 +519,13 @@ impl Sim {
         let seal_cfg = setup.seal.filter(|_| setup.swap == SwapSetup::TwoLevel);
         let zram_cap = match setup.swap {
             SwapSetup::Zram => pages_of(device.zram.size_mib) as i64,
-            // The pool's limit is in pool pages; it holds up to zbud's ratio as many.
+            // SEAL §V-A describes ZSWAP's first level as "a dedicated RAM disk", the
+            // architecture of SEAL's own SL1, so it is sized like SL1 (the device's zram
+            // size), within the kernel's cap: max_pool_percent of RAM in pool pages,
+            // which hold up to zbud's ratio as many.
             SwapSetup::Zswap => {
                 let pool_mib = device.memory.ram_mib * ZSWAP_MAX_POOL_PERCENT / 100.0;
-                (pages_of(pool_mib) as f64 * zram_ratio) as i64
+                ((pages_of(pool_mib) as f64 * zram_ratio) as i64).min(pages_of(device.zram.size_mib) as i64)
             }
             // SL1 sized like zram: uncompressed pages (its disksize).
             SwapSetup::TwoLevel => pages_of(seal_cfg.and_then(|c| c.sl1_mib).unwrap_or(device.zram.size_mib)) as i64,
@@ -741,7 +744,10 @@ impl Sim {
         if zram != self.zram_stored || flash != self.flash_used {
             return Err(format!("swap accounting: zram {zram} vs {}, flash {flash} vs {}", self.zram_stored, self.flash_used));
         }
-        if self.zram_stored > self.zram_cap || self.flash_used > self.flash_cap {
+        if self.zram_stored > self.zram_cap
+            || self.flash_used > self.flash_cap
+            || !(self.swap_slots_left() || self.zram_stored + self.flash_used == self.flash_cap)
+        {
             return Err("swap over capacity".into());
         }
         if self.seal.is_some() {
@@ -1411,7 +1417,18 @@ impl Sim {
             // Everything is swapped into SL1 first.
             return self.zram_stored < self.zram_cap;
         }
+        if self.setup.swap == SwapSetup::Zswap {
+            return self.zram_stored + self.flash_used < self.flash_cap;
+        }
         self.zram_stored < self.zram_cap || self.flash_used < self.flash_cap
+    }
+
+    /// Under zswap every stored page holds a slot of the swap device: reclaim allocates
+    /// the slot (add_to_swap) before the write that frontswap diverts into the pool
+    /// (swap_writepage), so pool and flash share the device's size. Other setups have
+    /// no such bond.
+    fn swap_slots_left(&self) -> bool {
+        self.setup.swap != SwapSetup::Zswap || self.zram_stored + self.flash_used < self.flash_cap
     }
 
     // ----- reclaim -----
@@ -1570,8 +1587,9 @@ impl Sim {
                 acc.compress += Nanos(self.compress_ns);
                 self.zram_stored += 1;
                 if self.setup.swap == SwapSetup::Zswap && self.zram_stored >= self.zram_cap {
-                    // zswap: the pool is full; write its oldest entry back to flash.
-                    if let Some(old) = self.pages.tail(Loc::Zram).filter(|_| self.flash_used < self.flash_cap) {
+                    // zswap: the pool is full; write its oldest entry back to flash, into
+                    // the swap slot it already holds.
+                    if let Some(old) = self.pages.tail(Loc::Zram) {
                         acc.compress += Nanos(self.decompress_ns);
                         self.pages.move_to(old, Loc::Flash);
                         self.zram_stored -= 1;
@@ -1850,7 +1868,7 @@ impl Sim {
                 continue;
             }
             let to = match tier {
-                floe_core::SwapTier::Zram if self.zram_stored < self.zram_cap => Loc::Zram,
+                floe_core::SwapTier::Zram if self.zram_stored < self.zram_cap && self.swap_slots_left() => Loc::Zram,
                 floe_core::SwapTier::Flash if self.flash_used < self.flash_cap => Loc::Flash,
                 _ => break,
             };

@@ -508,22 +508,51 @@ fn memory_at_start(dev: &Device, policy: &str) -> floe_core::MemInfo {
     Sim::new(dev, &wl, &cat, floe_policies::make(policy).unwrap(), &RunOptions::default()).mem()
 }
 
-/// zswap's pool may take 20 % of RAM (the kernel's default max_pool_percent) in pool
-/// pages, so with zbud it stores twice that in pages; zram stores its disksize. Neither
-/// depends on the other's setting.
+/// zswap's pool is sized like SEAL's SL1 (the device's zram size, in pages) within the
+/// kernel's cap of 20 % of RAM in pool pages (max_pool_percent), which zbud fills two
+/// to a page; zram stores its disksize.
 #[test]
-fn the_zswap_pool_takes_a_fifth_of_ram_and_zram_its_disksize() {
+fn the_zswap_pool_is_the_first_levels_size_within_a_fifth_of_ram() {
     let (dev, _, _) = tiny();
     let cap = |dev: &Device, policy: &str| memory_at_start(dev, policy).zram_capacity.0;
     let pages = |mib: f64| (mib * 256.0).round() as u64;
-    assert_eq!(cap(&dev, "zswap"), 2 * pages(dev.memory.ram_mib * 0.2));
+    // The tiny device: 300 MiB of zram, below the kernel's 2 x 409.6 MiB.
+    assert!(dev.zram.size_mib < 2.0 * dev.memory.ram_mib * 0.2);
+    assert_eq!(cap(&dev, "zswap"), pages(dev.zram.size_mib));
     assert_eq!(cap(&dev, "lru-cfs"), pages(dev.zram.size_mib));
-    let mut other = dev.clone();
-    other.memory.ram_mib *= 2.0;
-    other.zram.size_mib /= 2.0;
-    assert_eq!(cap(&other, "zswap"), 2 * pages(other.memory.ram_mib * 0.2));
-    assert_eq!(cap(&other, "lru-cfs"), pages(other.zram.size_mib));
-    assert!(cap(&other, "zswap") > cap(&dev, "zswap") && cap(&other, "lru-cfs") < cap(&dev, "lru-cfs"));
+    // A first level larger than the kernel lets the pool grow: the kernel's cap binds.
+    let mut big = dev.clone();
+    big.zram.size_mib = 4096.0;
+    assert_eq!(cap(&big, "zswap"), 2 * pages(big.memory.ram_mib * 0.2));
+    assert_eq!(cap(&big, "lru-cfs"), pages(4096.0));
+    big.memory.ram_mib *= 2.0;
+    assert_eq!(cap(&big, "zswap"), 2 * pages(big.memory.ram_mib * 0.2));
+}
+
+/// Under zswap a stored page holds a slot of the swap device, so the pool and what it
+/// wrote back together never exceed the device: with a swap device smaller than the
+/// pool nothing reaches flash, with a larger one the pool's overflow does.
+#[test]
+fn zswap_pool_and_flash_share_the_swap_devices_slots() {
+    let (dev, wl, cat) = tiny();
+    let opts = RunOptions { seed: 2, ..Default::default() };
+    for (zram_mib, swap_mib) in [(300.0, 64.0), (300.0, 200.0), (64.0, 2048.0)] {
+        let mut d = dev.clone();
+        d.zram.size_mib = zram_mib;
+        d.flash.swap_mib = Some(swap_mib);
+        let (rec, tl) = floe_sim::run_with_timeline(&d, &wl, &cat, "zswap", &opts, Nanos::from_ms(250)).unwrap();
+        let most = tl.iter().map(|s| s.zram_stored_mib + s.flash_swap_mib).fold(0.0, f64::max);
+        assert!(most <= swap_mib + 0.01, "swap {swap_mib} MiB: {most} MiB swapped at once");
+        assert!(tl.iter().all(|s| s.zram_stored_mib <= zram_mib + 0.01));
+        if swap_mib < zram_mib {
+            assert_eq!(rec.metrics.flash_write_bytes, 0, "swap {swap_mib} MiB: nothing should reach flash");
+        } else {
+            assert!(tl.iter().any(|s| s.flash_swap_mib > 0.0), "a {zram_mib} MiB pool overflows to flash");
+        }
+        if swap_mib == 64.0 {
+            assert!(most > swap_mib - 1.0, "swap {swap_mib} MiB: the device fills ({most} MiB)");
+        }
+    }
 }
 
 /// The flash swap's size comes from the device file when it gives one (2 GiB otherwise),

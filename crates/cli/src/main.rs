@@ -300,12 +300,20 @@ fn sim(a: SimArgs) -> Result<()> {
             let mut w = csv::Writer::from_writer(out);
             let step = floe_core::Nanos::from_secs_f64(a.timeline_step);
             let mut runs = Vec::new();
+            // Rows are written as the run goes; a write error stops the run.
+            let mut failed: Option<csv::Error> = None;
             for p in &a.policy {
-                let (rec, samples) = floe_sim::run_with_timeline(&dev, &wl, &cat, p, &opts, step)?;
-                for s in &samples {
-                    w.serialize(s).with_context(|| format!("cannot write the timeline to {path}"))?;
+                let rec = floe_sim::run_with_timeline(&dev, &wl, &cat, p, &opts, step, |s| match w.serialize(&s) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        failed = Some(e);
+                        false
+                    }
+                });
+                if let Some(e) = failed {
+                    return Err(e).with_context(|| format!("cannot write the timeline to {path}"));
                 }
-                runs.push(rec);
+                runs.push(rec?);
             }
             w.flush().with_context(|| format!("cannot write the timeline to {path}"))?;
             if path == "-" {

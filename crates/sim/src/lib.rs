@@ -25,6 +25,9 @@ pub enum SimError {
     Config(#[from] ConfigError),
     #[error("{0}")]
     Policy(String),
+    /// A timeline's reader asked to stop the run.
+    #[error("the run was stopped by its timeline's reader")]
+    Stopped,
 }
 
 /// Runs `policy` on `device` with `workload` and returns the run record.

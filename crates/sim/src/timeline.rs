@@ -100,9 +100,11 @@ impl Sample {
     }
 }
 
-/// Runs like [`crate::run`] and also samples the run every `step` of simulated time.
-/// The record is the same as [`crate::run`] gives for the same inputs: sampling only
-/// reads the state between events.
+/// Runs like [`crate::run`] and also samples the run every `step` of simulated time,
+/// handing each sample to `each` as soon as its step is over (a long run at a fine step
+/// is never held in memory); `each` returns false to stop the run there
+/// ([`SimError::Stopped`]). The record is the same as [`crate::run`] gives for the same
+/// inputs: sampling only reads the state between events.
 pub fn run_with_timeline(
     device: &Device,
     workload: &Workload,
@@ -110,7 +112,8 @@ pub fn run_with_timeline(
     policy: &str,
     opts: &RunOptions,
     step: Nanos,
-) -> Result<(RunRecord, Vec<Sample>), SimError> {
+    mut each: impl FnMut(Sample) -> bool,
+) -> Result<RunRecord, SimError> {
     if step.0 == 0 {
         return Err(SimError::Policy("timeline step must be longer than 0 s".into()));
     }
@@ -118,7 +121,6 @@ pub fn run_with_timeline(
     let name = p.name().to_string();
     let mut sim = Sim::new(device, workload, catalog, p, opts);
     let mut prev = sim.snapshot();
-    let mut samples = Vec::new();
     let mut end = Nanos::ZERO;
     loop {
         end = Nanos(end.0 + step.0);
@@ -126,8 +128,8 @@ pub fn run_with_timeline(
         let now = sim.snapshot();
         // The last step ends with the run's last event.
         let step_end = if more { end } else { now.t.max(prev.t) };
-        if more || step_end > prev.t {
-            samples.push(Sample::between(&name, &prev, &now, step_end));
+        if (more || step_end > prev.t) && !each(Sample::between(&name, &prev, &now, step_end)) {
+            return Err(SimError::Stopped);
         }
         prev = now;
         prev.t = step_end;
@@ -137,5 +139,5 @@ pub fn run_with_timeline(
     }
     let mut rec = sim.run();
     policy_params(&mut rec, policy);
-    Ok((rec, samples))
+    Ok(rec)
 }

@@ -540,7 +540,12 @@ fn zswap_pool_and_flash_share_the_swap_devices_slots() {
         let mut d = dev.clone();
         d.zram.size_mib = zram_mib;
         d.flash.swap_mib = Some(swap_mib);
-        let (rec, tl) = floe_sim::run_with_timeline(&d, &wl, &cat, "zswap", &opts, Nanos::from_ms(250)).unwrap();
+        let mut tl = Vec::new();
+        let rec = floe_sim::run_with_timeline(&d, &wl, &cat, "zswap", &opts, Nanos::from_ms(250), |s| {
+            tl.push(s);
+            true
+        })
+        .unwrap();
         let most = tl.iter().map(|s| s.zram_stored_mib + s.flash_swap_mib).fold(0.0, f64::max);
         assert!(most <= swap_mib + 0.01, "swap {swap_mib} MiB: {most} MiB swapped at once");
         assert!(tl.iter().all(|s| s.zram_stored_mib <= zram_mib + 0.01));
@@ -584,7 +589,12 @@ fn a_timeline_samples_the_run_without_changing_it() {
     for policy in ["lru-cfs", "swap-all", "android-lmk"] {
         let opts = RunOptions { seed: 3, ..Default::default() };
         let step = Nanos::from_ms(500);
-        let (rec, tl) = floe_sim::run_with_timeline(&dev, &wl, &cat, policy, &opts, step).unwrap();
+        let mut tl = Vec::new();
+        let rec = floe_sim::run_with_timeline(&dev, &wl, &cat, policy, &opts, step, |s| {
+            tl.push(s);
+            true
+        })
+        .unwrap();
         let plain = floe_sim::run(&dev, &wl, &cat, policy, &opts).unwrap();
         assert_eq!(serde_json::to_string(&rec).unwrap(), serde_json::to_string(&plain).unwrap(), "{policy}: sampling changed the run");
         assert!(tl.len() > 10, "{policy}: {} samples", tl.len());
@@ -625,5 +635,12 @@ fn a_timeline_samples_the_run_without_changing_it() {
         }
     }
     let (dev, wl, cat) = tiny();
-    assert!(floe_sim::run_with_timeline(&dev, &wl, &cat, "lru-cfs", &RunOptions::default(), Nanos::ZERO).is_err());
+    assert!(floe_sim::run_with_timeline(&dev, &wl, &cat, "lru-cfs", &RunOptions::default(), Nanos::ZERO, |_| true).is_err());
+    // The reader may stop the run: no sample after the one it refused.
+    let mut seen = 0;
+    let stopped = floe_sim::run_with_timeline(&dev, &wl, &cat, "lru-cfs", &RunOptions::default(), Nanos::from_secs(1), |_| {
+        seen += 1;
+        seen < 3
+    });
+    assert!(matches!(stopped, Err(floe_sim::SimError::Stopped)) && seen == 3);
 }

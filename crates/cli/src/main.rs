@@ -60,6 +60,10 @@ enum Cmd {
         /// Log every action instead of taking it (overrides the config).
         #[arg(long)]
         dry_run: bool,
+        /// Append a timeline to FILE: a CSV row every `timeline_ms` (1 s unless the
+        /// config says), the columns of `floe sim --timeline` (overrides the config).
+        #[arg(long, value_name = "FILE")]
+        timeline: Option<String>,
         /// Internal: supervise daemon PID and thaw its apps when it exits.
         #[arg(long, hide = true)]
         supervise: Option<i32>,
@@ -173,9 +177,9 @@ fn main() {
         Cmd::List { what } => list(what),
         Cmd::Bench(a) => bench(a),
         Cmd::Experiment { name, quick, json } => experiment(&name, quick, json),
-        Cmd::Daemon { check, config, policy, dry_run, supervise, cgroup_root, adopt_layout } => match supervise {
+        Cmd::Daemon { check, config, policy, dry_run, timeline, supervise, cgroup_root, adopt_layout } => match supervise {
             Some(pid) => floe_linux::daemon::supervise(pid, &cgroup_root, adopt_layout.as_deref()).map_err(Into::into),
-            None => daemon(check, config.as_deref(), &policy, dry_run),
+            None => daemon(check, config.as_deref(), &policy, dry_run, timeline),
         },
         Cmd::State { db, policy, set } => state(&db, policy.as_deref(), set.as_deref()),
         Cmd::Ctl { socket, request } => {
@@ -194,7 +198,7 @@ fn main() {
     }
 }
 
-fn daemon(check: bool, config: Option<&str>, policy: &str, dry_run: bool) -> Result<()> {
+fn daemon(check: bool, config: Option<&str>, policy: &str, dry_run: bool, timeline: Option<String>) -> Result<()> {
     let cfg = config.map(floe_linux::daemon::Config::load).transpose().map_err(anyhow::Error::msg)?;
     let policy = cfg.as_ref().map_or(policy, |c| c.policy.as_str());
     if floe_policies::lookup(policy).is_none() {
@@ -203,6 +207,9 @@ fn daemon(check: bool, config: Option<&str>, policy: &str, dry_run: bool) -> Res
     if !check {
         let Some(mut cfg) = cfg else { bail!("the daemon needs --config FILE (or --check to test this machine)") };
         cfg.dry_run |= dry_run;
+        if let Some(t) = timeline {
+            cfg.timeline = Some(t.into());
+        }
         let exe = std::env::current_exe()?;
         let mut d = floe_linux::daemon::Daemon::new(cfg, Some(&exe))?;
         return d.run().map_err(Into::into);

@@ -1,6 +1,6 @@
 //! The daemon on the real kernel (root; cgroup v2 plus v1 memory; zram): Ice freezes the
-//! background app that refaults, `floe ctl fg` thaws it, and SIGKILL of the daemon
-//! leaves nothing frozen (its supervisor thaws within a second); SmartLMK kills the set
+//! background app that refaults, `floe ctl fg` thaws it, its timeline records both, and
+//! SIGKILL of the daemon leaves nothing frozen (its supervisor thaws within a second); SmartLMK kills the set
 //! its knapsack chooses from a restored history, through pidfds, and nothing else;
 //! selective swap/kill keeps a kill-target's memory out of swap while a swap-target's
 //! goes. Each test owns its cgroups, processes, socket, state database and (if it had to
@@ -189,7 +189,7 @@ fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_not
     std::fs::write(
         &cfg,
         format!(
-            "policy = \"ice\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nstate_db = \"/tmp/{tag}.db\"\nsample_ms = 50\ndiscover_ms = 50\n\n[[app]]\nname = \"fg\"\ncmdline = \"{tag}-fg\"\n\n[[app]]\nname = \"bg\"\ncmdline = \"{tag}-bg\"\n"
+            "policy = \"ice\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nstate_db = \"/tmp/{tag}.db\"\nsample_ms = 50\ndiscover_ms = 50\ntimeline = \"/tmp/{tag}.csv\"\ntimeline_ms = 200\n\n[[app]]\nname = \"fg\"\ncmdline = \"{tag}-fg\"\n\n[[app]]\nname = \"bg\"\ncmdline = \"{tag}-bg\"\n"
         ),
     )
     .unwrap();
@@ -199,6 +199,8 @@ fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_not
         c.dirs.push(root.join("fg"));
         c.dirs.push(root.join("bg"));
     }
+    let timeline = PathBuf::from(format!("/tmp/{tag}.csv"));
+    c.files.push(timeline.clone());
     let (daemon, _) = start_daemon(&cfg, "policy ice, 2 apps");
     c.procs.push(daemon);
     let bg_mem = mem.join(&tag).join("bg");
@@ -238,7 +240,27 @@ fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_not
     ctl(&sock, &["fg", "fg"]);
     wait_for("bg frozen again", Duration::from_secs(15), || frozen(&bg));
 
-    // (5) SIGKILL the daemon while bg is frozen: the supervisor thaws it within 1 s.
+    // (2) The timeline (a row every 200 ms, flushed as written) saw it: the simulator's
+    // columns, the kernel's memory, the freezes and refaults, the foreground app; the
+    // frame columns empty, as the daemon sees no frames.
+    std::thread::sleep(Duration::from_millis(450));
+    let text = std::fs::read_to_string(&timeline).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name}: {header:?}"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.len() >= 3 && rows.iter().all(|r| r.len() == header.len()), "{text}");
+    let sum = |name: &str| rows.iter().map(|r| r[col(name)].parse::<u64>().unwrap()).sum::<u64>();
+    assert!(sum("freezes") >= 2 && sum("thaws") >= 1, "{text}");
+    assert!(sum("refaults_bg_anon") + sum("refaults_bg_file") > 0, "{text}");
+    let t: Vec<f64> = rows.iter().map(|r| r[col("t_s")].parse().unwrap()).collect();
+    assert!(t.windows(2).all(|w| w[1] > w[0]), "{t:?}");
+    assert!(rows.iter().all(|r| r[col("policy")] == "ice" && r[col("frames")].is_empty() && r[col("fps")].is_empty()));
+    assert!(rows.iter().all(|r| r[col("free_mib")].parse::<f64>().unwrap() > 0.0 && r[col("anon_lru_mib")].parse::<f64>().unwrap() > 0.0));
+    let last = rows.last().unwrap();
+    assert_eq!((last[col("fg_app")], last[col("apps_alive")], last[col("apps_frozen")]), ("fg", "2", "1"), "{text}");
+
+    // (3) SIGKILL the daemon while bg is frozen: the supervisor thaws it within 1 s.
     let killed = Instant::now();
     c.procs[0].kill().unwrap();
     c.procs[0].wait().unwrap();

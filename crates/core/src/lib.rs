@@ -7,6 +7,7 @@
 pub mod event;
 pub mod metrics;
 pub mod policy;
+pub mod timeline;
 pub mod units;
 
 pub use event::{Action, CpuClass, Event, LaunchKind, PageKind, SwapTier};
@@ -15,4 +16,5 @@ pub use policy::{
     AppInfo, AppState, CpuMode, EventMask, LmkMode, MemInfo, Policy, PrepageSetup, PriorityClass, ReclaimOrder, SealSetup, Setup,
     SwapSetup, SystemView,
 };
+pub use timeline::Sample;
 pub use units::{AppId, Nanos, Pages, PAGE_SIZE};

@@ -7,7 +7,7 @@
 
 use crate::cgroup::{AppGroup, Hierarchies};
 use crate::prepage::AnonPrepager;
-use crate::procfs::{parse_cpu_line, parse_kb_table};
+use crate::procfs::{parse_cpu_line, parse_flat, parse_kb_table};
 use crate::state::Store;
 use crate::sys::{anon_ranges, Pidfd, PsiTrigger, MADV_PAGEOUT, MADV_WILLNEED};
 use crate::{read, Error, Result};
@@ -16,6 +16,7 @@ use floe_core::{
     SystemView,
 };
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -102,6 +103,14 @@ pub struct Config {
     /// is; [[app]] entries then only name apps and set their class, by `uid`.
     #[serde(default)]
     pub adopt_layout: Option<String>,
+    /// Write a timeline here: one CSV row every `timeline_ms`, with the columns of
+    /// `floe sim --timeline` (memory from /proc/meminfo or the budget, zram, swap,
+    /// reclaim from /proc/vmstat, the apps' refaults, kills, freezes and thaws; frames,
+    /// CPU and flash traffic left empty). Appended to, each row flushed as written.
+    #[serde(default)]
+    pub timeline: Option<PathBuf>,
+    #[serde(default = "default_timeline_ms")]
+    pub timeline_ms: u64,
     /// The apps floe manages.
     #[serde(default, rename = "app")]
     pub apps: Vec<AppRule>,
@@ -130,6 +139,9 @@ fn default_state_db() -> PathBuf {
 }
 fn default_state_save_s() -> u64 {
     5
+}
+fn default_timeline_ms() -> u64 {
+    1000
 }
 /// src: AOSP frameworks/base ProcessList.java (Android 10), mOomAdj and mOomMinFreeHigh
 /// (KB / 1024), at scale 1.
@@ -193,6 +205,9 @@ impl Config {
         }
         if !(1..=86_400).contains(&c.state_save_s) {
             return Err(format!("{path}: state_save_s: must be 1..=86400, got {}", c.state_save_s));
+        }
+        if !(100..=3_600_000).contains(&c.timeline_ms) {
+            return Err(format!("{path}: timeline_ms: must be 100..=3600000, got {}", c.timeline_ms));
         }
         if c.memory_limit_mib == Some(0) {
             return Err(format!("{path}: memory_limit_mib: must be above 0"));
@@ -421,6 +436,49 @@ pub struct Daemon {
     /// min_free_kbytes, read once.
     min_free_kb: u64,
     scanner: ProcScanner,
+    timeline: Option<Timeline>,
+}
+
+/// The timeline being written: where, when the next row is due, and the counters at
+/// the last row (a row's counts are the differences).
+struct Timeline {
+    w: csv::Writer<std::fs::File>,
+    path: PathBuf,
+    every: Duration,
+    next: Instant,
+    c: Counters,
+    /// Pages reclaimed in all and directly, machine-wide (/proc/vmstat).
+    steal: (u64, u64),
+}
+
+/// Pages reclaimed since boot, in all and by direct reclaim: /proc/vmstat's
+/// pgsteal_kswapd*, pgsteal_direct* and pgsteal_khugepaged* (per zone before Linux
+/// 4.8; pgsteal_anon and pgsteal_file, since 5.8, count the same pages again).
+pub fn pages_stolen(vmstat: &BTreeMap<String, u64>) -> (u64, u64) {
+    let sum = |pre: &str| vmstat.iter().filter(|(k, _)| k.starts_with(pre)).map(|(_, v)| v).sum::<u64>();
+    let direct = sum("pgsteal_direct");
+    (sum("pgsteal_kswapd") + direct + sum("pgsteal_khugepaged"), direct)
+}
+
+fn read_stolen() -> (u64, u64) {
+    read("/proc/vmstat").map(|t| pages_stolen(&parse_flat(&t))).unwrap_or_default()
+}
+
+impl Timeline {
+    /// Opens (or appends to) the timeline file; the header goes only into an empty one.
+    fn open(path: &Path, every_ms: u64) -> Result<Timeline> {
+        let f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(crate::io_err(path))?;
+        let empty = f.metadata().map(|m| m.len() == 0).unwrap_or(true);
+        let every = Duration::from_millis(every_ms);
+        Ok(Timeline {
+            w: csv::WriterBuilder::new().has_headers(empty).from_writer(f),
+            path: path.to_path_buf(),
+            every,
+            next: Instant::now() + every,
+            c: Counters::default(),
+            steal: read_stolen(),
+        })
+    }
 }
 
 impl Daemon {
@@ -492,10 +550,17 @@ impl Daemon {
             prepager,
             busy_until: Instant::now(),
             scanner: ProcScanner::default(),
+            timeline: None,
             min_free_kb: read("/proc/sys/vm/min_free_kbytes").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0),
         };
         d.sample(true);
         d.pending.clear();
+        if let Some(path) = &d.cfg.timeline {
+            let mut t = Timeline::open(path, d.cfg.timeline_ms)?;
+            // Counts start from here, not from what the first sample found.
+            t.c = d.c;
+            d.timeline = Some(t);
+        }
         if let Some(saved) = d.store.load(&d.cfg.policy)? {
             let mut p = d.policy.take().expect("policy present");
             let r = p.import_state(&saved, &d);
@@ -679,18 +744,77 @@ impl Daemon {
                 self.apps[i].refaults = (a, f);
             }
         }
-        self.meminfo = read_meminfo(self.min_free_kb);
-        if let Some(mib) = self.cfg.memory_limit_mib {
-            if let Ok((usage, inactive_file)) = self.root.memory_usage() {
-                self.meminfo = budget_meminfo(self.meminfo, mib << 20, usage, inactive_file);
-            }
-        }
+        self.refresh_meminfo();
         if let Ok((busy, total)) = read("/proc/stat").and_then(|t| parse_cpu_line("/proc/stat", &t)) {
             let (b0, t0) = self.cpu_sample;
             if total > t0 {
                 self.util = (busy - b0.min(busy)) as f64 / (total - t0) as f64;
             }
             self.cpu_sample = (busy, total);
+        }
+    }
+
+    /// Reads memory: the machine's, or what is left of the budget.
+    fn refresh_meminfo(&mut self) {
+        self.meminfo = read_meminfo(self.min_free_kb);
+        if let Some(mib) = self.cfg.memory_limit_mib {
+            if let Ok((usage, inactive_file)) = self.root.memory_usage() {
+                self.meminfo = budget_meminfo(self.meminfo, mib << 20, usage, inactive_file);
+            }
+        }
+    }
+
+    /// Writes the timeline's row when one is due. A row that cannot be written ends
+    /// the timeline (logged), not the daemon.
+    fn write_timeline(&mut self, now: Instant) {
+        if self.timeline.as_ref().is_none_or(|t| now < t.next) {
+            return;
+        }
+        self.refresh_meminfo();
+        let m = self.meminfo;
+        let mib = |p: u64| floe_core::timeline::mib_of_pages(p as f64);
+        let steal = read_stolen();
+        let (c, alive, frozen) = (
+            self.c,
+            self.apps.iter().filter(|a| a.state != AppState::Dead).count() as u32,
+            self.apps.iter().filter(|a| a.state == AppState::Frozen).count() as u32,
+        );
+        let fg_app = self.fg.and_then(|a| self.apps.get(a.0 as usize)).map(|a| a.rule.name.clone()).unwrap_or_default();
+        let t = self.timeline.as_mut().expect("checked above");
+        let (c0, s0) = (t.c, t.steal);
+        let row = floe_core::Sample {
+            policy: self.cfg.policy.clone(),
+            t_s: (self.start.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+            fg_app,
+            free_mib: mib(m.free.0),
+            anon_lru_mib: mib(m.active_anon.0 + m.inactive_anon.0),
+            file_lru_mib: mib(m.active_file.0 + m.inactive_file.0),
+            zram_stored_mib: mib(m.zram_stored.0),
+            zram_pool_mib: mib(m.zram_used.0),
+            flash_swap_mib: mib(m.flash_swap_used.0),
+            apps_alive: alive,
+            apps_frozen: frozen,
+            reclaimed_pages: steal.0.saturating_sub(s0.0),
+            direct_reclaimed_pages: steal.1.saturating_sub(s0.1),
+            refaults_fg_anon: c.refaults_fg_anon - c0.refaults_fg_anon,
+            refaults_fg_file: c.refaults_fg_file - c0.refaults_fg_file,
+            refaults_bg_anon: c.refaults_bg_anon - c0.refaults_bg_anon,
+            refaults_bg_file: c.refaults_bg_file - c0.refaults_bg_file,
+            kills: c.kills - c0.kills,
+            freezes: c.freezes - c0.freezes,
+            thaws: c.thaws - c0.thaws,
+            ..Default::default()
+        };
+        (t.c, t.steal) = (c, steal);
+        t.next += t.every;
+        if t.next <= now {
+            // Behind (the machine was busy or suspended): the next row a step from now.
+            t.next = now + t.every;
+        }
+        if let Err(e) = t.w.serialize(&row).and_then(|()| t.w.flush().map_err(Into::into)) {
+            let path = t.path.display().to_string();
+            self.timeline = None;
+            self.log(&format!("timeline: cannot write {path}: {e}; no more rows"));
         }
     }
 
@@ -991,6 +1115,7 @@ impl Daemon {
         while !STOP.load(Ordering::SeqCst) {
             let now = Instant::now();
             let wake = tick.map_or(next_sample, |_| next_sample.min(next_tick)).min(next_discover);
+            let wake = self.timeline.as_ref().map_or(wake, |t| wake.min(t.next));
             let timeout = wake.saturating_duration_since(now).min(Duration::from_millis(200));
             let mut fds = [
                 libc::pollfd { fd: psi.raw_fd(), events: libc::POLLPRI, revents: 0 },
@@ -1031,6 +1156,7 @@ impl Daemon {
                 self.lmk();
                 next_sample = now + if Instant::now() < self.busy_until { sample } else { idle_sample };
             }
+            self.write_timeline(now);
             if let Some(t) = tick {
                 if now >= next_tick {
                     self.pending.push(Event::Tick);
@@ -1254,6 +1380,25 @@ mod tests {
         assert!(Config::parse("f.toml", "cgroup_root = \"../x\"\n").unwrap_err().contains("cgroup_root"));
         assert!(Config::parse("f.toml", "[[app]]\nname = \"a\"\n").unwrap_err().contains("needs at least one"));
         assert!(Config::parse("f.toml", "[[app]]\nname = \"a\"\nuid = 1\n[[app]]\nname = \"a\"\nuid = 2\n").unwrap_err().contains("twice"));
+    }
+
+    #[test]
+    fn timeline_keys_are_validated_and_reclaim_is_counted_once() {
+        let c = Config::parse("f.toml", "timeline = \"/tmp/t.csv\"\n").unwrap();
+        assert_eq!((c.timeline.as_deref(), c.timeline_ms), (Some(Path::new("/tmp/t.csv")), 1000));
+        assert_eq!(Config::parse("f.toml", "").unwrap().timeline, None);
+        let e = Config::parse("f.toml", "timeline_ms = 5\n").unwrap_err();
+        assert!(e.contains("timeline_ms") && e.contains("5"), "{e}");
+        // Linux 4.8+ (one counter each, and 5.8+'s per-type totals that count the same
+        // pages again), and before 4.8 (one counter per zone).
+        let new =
+            parse_flat("pgsteal_kswapd 100\npgsteal_direct 7\npgsteal_khugepaged 3\npgsteal_anon 60\npgsteal_file 50\npgscan_direct 90\n");
+        assert_eq!(pages_stolen(&new), (110, 7));
+        let old = parse_flat("pgsteal_kswapd_dma 1\npgsteal_kswapd_normal 20\npgsteal_direct_normal 4\npgsteal_direct_movable 1\n");
+        assert_eq!(pages_stolen(&old), (26, 5));
+        // And on this machine's kernel, whose /proc/vmstat has them.
+        let here = pages_stolen(&parse_flat(&std::fs::read_to_string("/proc/vmstat").unwrap()));
+        assert!(here.0 >= here.1);
     }
 
     #[test]

@@ -14,7 +14,8 @@ pub mod timeline;
 
 pub use config::{AppSpec, Catalog, ConfigError, Device, Workload};
 pub use engine::{RunOptions, Sim, Snapshot};
-pub use timeline::{run_with_timeline, Sample};
+pub use floe_core::Sample;
+pub use timeline::run_with_timeline;
 
 use floe_core::RunRecord;
 

@@ -5,98 +5,48 @@
 
 use crate::engine::{RunOptions, Sim, Snapshot};
 use crate::{policy_params, Catalog, Device, SimError, Workload};
-use floe_core::{Nanos, RunRecord};
-use serde::Serialize;
-
-/// One step of a timeline. Gauges (`*_mib`, `apps_*`, `fg_app`) are read at the step's
-/// end; counts are what happened during the step.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Sample {
-    pub policy: String,
-    /// End of the step, in simulated seconds since the run began.
-    pub t_s: f64,
-    /// True once the workload's measured part has begun.
-    pub measured: bool,
-    /// The foreground app (empty on the home screen).
-    pub fg_app: String,
-    /// Frames rendered during the step, and per second of it.
-    pub frames: u64,
-    pub fps: f64,
-    /// Frames that took longer than the interaction-alert threshold (16.6 ms).
-    pub janky_frames: u64,
-    pub free_mib: f64,
-    pub anon_lru_mib: f64,
-    pub file_lru_mib: f64,
-    /// Anonymous memory held compressed (zram, zswap's pool, SEAL's SL1) and the RAM
-    /// it takes.
-    pub zram_stored_mib: f64,
-    pub zram_pool_mib: f64,
-    pub flash_swap_mib: f64,
-    pub apps_alive: u32,
-    pub apps_frozen: u32,
-    pub reclaimed_pages: u64,
-    /// Of those, reclaimed by the allocating thread itself (direct reclaim).
-    pub direct_reclaimed_pages: u64,
-    pub refaults_fg_anon: u64,
-    pub refaults_fg_file: u64,
-    pub refaults_bg_anon: u64,
-    pub refaults_bg_file: u64,
-    pub kills: u64,
-    pub freezes: u64,
-    pub thaws: u64,
-    /// CPU work handed to the scheduler during the step (a job counts when it starts).
-    pub cpu_ms_app: f64,
-    pub cpu_ms_kswapd: f64,
-    pub cpu_ms_compress: f64,
-    pub flash_read_kib: u64,
-    pub flash_write_kib: u64,
-}
-
-fn mib(pages: f64) -> f64 {
-    // Two decimals: a timeline is read by people and plotted, not summed.
-    (pages * 4.0 / 1024.0 * 100.0).round() / 100.0
-}
+use floe_core::timeline::mib_of_pages as mib;
+use floe_core::{Nanos, RunRecord, Sample};
 
 fn ms(ns: u64) -> f64 {
     (ns as f64 / 1e3).round() / 1e3
 }
 
-impl Sample {
-    /// The step from `a` to `b`, ending at `end` and `step_ns` long at most.
-    fn between(policy: &str, a: &Snapshot, b: &Snapshot, end: Nanos) -> Sample {
-        let secs = (end.0 - a.t.0.min(end.0)) as f64 / 1e9;
-        let d = |x: u64, y: u64| y - x;
-        Sample {
-            policy: policy.to_string(),
-            t_s: end.0 as f64 / 1e9,
-            measured: b.measuring,
-            fg_app: b.fg_app.clone().unwrap_or_default(),
-            frames: d(a.frames, b.frames),
-            fps: if secs > 0.0 { (d(a.frames, b.frames) as f64 / secs * 100.0).round() / 100.0 } else { 0.0 },
-            janky_frames: d(a.janky_frames, b.janky_frames),
-            free_mib: mib(b.free_pages as f64),
-            anon_lru_mib: mib(b.anon_lru_pages as f64),
-            file_lru_mib: mib(b.file_lru_pages as f64),
-            zram_stored_mib: mib(b.zram_stored_pages as f64),
-            zram_pool_mib: mib(b.zram_pool_pages as f64),
-            flash_swap_mib: mib(b.flash_swap_pages as f64),
-            apps_alive: b.apps_alive,
-            apps_frozen: b.apps_frozen,
-            reclaimed_pages: d(a.reclaimed_pages, b.reclaimed_pages),
-            direct_reclaimed_pages: d(a.direct_reclaimed_pages, b.direct_reclaimed_pages),
-            refaults_fg_anon: d(a.refaults[1][0], b.refaults[1][0]),
-            refaults_fg_file: d(a.refaults[1][1], b.refaults[1][1]),
-            refaults_bg_anon: d(a.refaults[0][0], b.refaults[0][0]),
-            refaults_bg_file: d(a.refaults[0][1], b.refaults[0][1]),
-            kills: d(a.kills, b.kills),
-            freezes: d(a.freezes, b.freezes),
-            thaws: d(a.thaws, b.thaws),
-            cpu_ms_app: ms(d(a.cpu_app_ns, b.cpu_app_ns)),
-            cpu_ms_kswapd: ms(d(a.cpu_kswapd_ns, b.cpu_kswapd_ns)),
-            cpu_ms_compress: ms(d(a.cpu_compress_ns, b.cpu_compress_ns)),
-            flash_read_kib: d(a.flash_read_bytes, b.flash_read_bytes) / 1024,
-            flash_write_kib: d(a.flash_write_bytes, b.flash_write_bytes) / 1024,
-        }
+/// The step from `a` to `b`, ending at `end`.
+fn between(policy: &str, a: &Snapshot, b: &Snapshot, end: Nanos) -> Sample {
+    let secs = (end.0 - a.t.0.min(end.0)) as f64 / 1e9;
+    let d = |x: u64, y: u64| y - x;
+    let frames = d(a.frames, b.frames);
+    Sample {
+        policy: policy.to_string(),
+        t_s: end.0 as f64 / 1e9,
+        measured: Some(b.measuring),
+        fg_app: b.fg_app.clone().unwrap_or_default(),
+        frames: Some(frames),
+        fps: Some(if secs > 0.0 { (frames as f64 / secs * 100.0).round() / 100.0 } else { 0.0 }),
+        janky_frames: Some(d(a.janky_frames, b.janky_frames)),
+        free_mib: mib(b.free_pages as f64),
+        anon_lru_mib: mib(b.anon_lru_pages as f64),
+        file_lru_mib: mib(b.file_lru_pages as f64),
+        zram_stored_mib: mib(b.zram_stored_pages as f64),
+        zram_pool_mib: mib(b.zram_pool_pages as f64),
+        flash_swap_mib: mib(b.flash_swap_pages as f64),
+        apps_alive: b.apps_alive,
+        apps_frozen: b.apps_frozen,
+        reclaimed_pages: d(a.reclaimed_pages, b.reclaimed_pages),
+        direct_reclaimed_pages: d(a.direct_reclaimed_pages, b.direct_reclaimed_pages),
+        refaults_fg_anon: d(a.refaults[1][0], b.refaults[1][0]),
+        refaults_fg_file: d(a.refaults[1][1], b.refaults[1][1]),
+        refaults_bg_anon: d(a.refaults[0][0], b.refaults[0][0]),
+        refaults_bg_file: d(a.refaults[0][1], b.refaults[0][1]),
+        kills: d(a.kills, b.kills),
+        freezes: d(a.freezes, b.freezes),
+        thaws: d(a.thaws, b.thaws),
+        cpu_ms_app: Some(ms(d(a.cpu_app_ns, b.cpu_app_ns))),
+        cpu_ms_kswapd: Some(ms(d(a.cpu_kswapd_ns, b.cpu_kswapd_ns))),
+        cpu_ms_compress: Some(ms(d(a.cpu_compress_ns, b.cpu_compress_ns))),
+        flash_read_kib: Some(d(a.flash_read_bytes, b.flash_read_bytes) / 1024),
+        flash_write_kib: Some(d(a.flash_write_bytes, b.flash_write_bytes) / 1024),
     }
 }
 
@@ -128,7 +78,7 @@ pub fn run_with_timeline(
         let now = sim.snapshot();
         // The last step ends with the run's last event.
         let step_end = if more { end } else { now.t.max(prev.t) };
-        if (more || step_end > prev.t) && !each(Sample::between(&name, &prev, &now, step_end)) {
+        if (more || step_end > prev.t) && !each(between(&name, &prev, &now, step_end)) {
             return Err(SimError::Stopped);
         }
         prev = now;

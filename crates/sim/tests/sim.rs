@@ -608,21 +608,23 @@ fn a_timeline_samples_the_run_without_changing_it() {
             let held = s.free_mib + s.anon_lru_mib + s.file_lru_mib + s.zram_pool_mib;
             assert!((held - dev.memory.app_mem_mib).abs() < 0.05, "{policy} at {} s: {held} MiB accounted", s.t_s);
             assert!(s.direct_reclaimed_pages <= s.reclaimed_pages);
-            assert!(s.frames as f64 <= 0.5 * 61.0, "{policy}: {} frames in half a second", s.frames);
+            let frames = s.frames.expect("the simulator counts frames");
+            assert!(frames as f64 <= 0.5 * 61.0, "{policy}: {frames} frames in half a second");
+            assert!(s.measured.is_some() && s.fps.is_some() && s.cpu_ms_app.is_some() && s.flash_read_kib.is_some());
         }
         // The measured part is a suffix of the run, and its counts add up to at least
         // the metrics' (the step where it begins also holds some of what came before).
-        let first = tl.iter().position(|s| s.measured).expect("a measured part");
-        assert!(tl[first..].iter().all(|s| s.measured));
+        let first = tl.iter().position(|s| s.measured == Some(true)).expect("a measured part");
+        assert!(tl[first..].iter().all(|s| s.measured == Some(true)));
         let m = &rec.metrics;
         let sum = |f: fn(&floe_sim::Sample) -> u64| tl[first..].iter().map(f).sum::<u64>();
-        assert_eq!(sum(|s| s.frames), m.frames, "{policy}: frames");
+        assert_eq!(sum(|s| s.frames.unwrap_or(0)), m.frames, "{policy}: frames");
         assert!(sum(|s| s.reclaimed_pages) >= m.reclaimed_pages);
         assert!(sum(|s| s.refaults_bg_anon) >= m.refaults_bg_anon && sum(|s| s.refaults_fg_file) >= m.refaults_fg_file);
         assert!(sum(|s| s.kills) >= m.kills);
         let all = |f: fn(&floe_sim::Sample) -> u64| tl.iter().map(f).sum::<u64>();
         // Flash traffic is counted in whole KiB per step.
-        assert!(all(|s| s.flash_read_kib) * 1024 + 1024 * tl.len() as u64 >= m.flash_read_bytes);
+        assert!(all(|s| s.flash_read_kib.unwrap_or(0)) * 1024 + 1024 * tl.len() as u64 >= m.flash_read_bytes);
         assert!(all(|s| s.reclaimed_pages) > 0, "{policy}: the tiny device reclaims");
         if policy != "android-lmk" {
             // With swap the tiny device's allocations outrun kswapd now and then.

@@ -1,6 +1,7 @@
 //! The daemon on the real kernel (root; cgroup v2 plus v1 memory; zram): Ice freezes the
 //! background app that refaults, `floe ctl fg` thaws it, its timeline records both, and
-//! SIGKILL of the daemon leaves nothing frozen (its supervisor thaws within a second); SmartLMK kills the set
+//! SIGKILL of the daemon leaves nothing frozen; a clean stop removes the groups it made
+//! that hold no process (its supervisor thaws within a second); SmartLMK kills the set
 //! its knapsack chooses from a restored history, through pidfds, and nothing else;
 //! selective swap/kill keeps a kill-target's memory out of swap while a swap-target's
 //! goes. Each test owns its cgroups, processes, socket, state database and (if it had to
@@ -571,4 +572,45 @@ fn an_adopted_uid_pid_layout_is_frozen_at_the_uid_level_and_left_as_it_was() {
     assert!(!frozen(&uid2), "floe's freeze undone at exit");
     assert!(frozen(&layout.join("uid_10003/pid_3")), "a group the layout's owner froze stays frozen");
     assert!(log.lock().unwrap().iter().any(|l| l.contains("freeze uid_10002")), "{:?}", log.lock().unwrap());
+}
+
+/// A clean stop removes the groups floe made that no longer hold a process, and keeps
+/// (and names) those that do: an app still running keeps its group and the root.
+#[test]
+fn a_clean_stop_removes_floes_empty_groups_and_keeps_busy_ones() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Itest { tag, v2, mem, sock, cfg, mut c, .. } = itest("groups", false);
+    std::fs::write(
+        &cfg,
+        format!(
+            "policy = \"ice\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nstate_db = \"/tmp/{tag}.db\"\nsample_ms = 50\ndiscover_ms = 50\n\n[[app]]\nname = \"gone\"\ncmdline = \"{tag}-gone\"\n\n[[app]]\nname = \"busy\"\ncmdline = \"{tag}-busy\"\n"
+        ),
+    )
+    .unwrap();
+    for base in [&v2, &mem] {
+        let root = base.join(&tag);
+        c.dirs.push(root.clone());
+        c.dirs.push(root.join("gone"));
+        c.dirs.push(root.join("busy"));
+    }
+    let (mut daemon, lines) = start_daemon(&cfg, "policy ice, 2 apps");
+    let mut gone = Command::new("bash").args(["-c", &format!("exec -a {tag}-gone sleep 600")]).spawn().unwrap();
+    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-busy sleep 600")]).spawn().unwrap());
+    wait_for("both apps adopted", Duration::from_secs(5), || {
+        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
+    });
+    gone.kill().unwrap();
+    gone.wait().unwrap();
+    let procs = |d: &Path| std::fs::read_to_string(d.join("cgroup.procs")).unwrap_or_default();
+    wait_for("gone's group empty", Duration::from_secs(5), || procs(&v2.join(&tag).join("gone")).trim().is_empty());
+    assert!(Command::new("kill").args(["-TERM", &daemon.id().to_string()]).status().unwrap().success());
+    assert!(daemon.wait().unwrap().success(), "the daemon stops cleanly on SIGTERM");
+    for base in [&v2, &mem] {
+        assert!(!base.join(&tag).join("gone").exists(), "{}: the empty group is removed", base.display());
+        assert!(base.join(&tag).join("busy").is_dir() && base.join(&tag).is_dir(), "{}: busy groups stay", base.display());
+    }
+    assert!(!procs(&v2.join(&tag).join("busy")).trim().is_empty(), "the running app was left where it was");
+    std::thread::sleep(Duration::from_millis(100));
+    let said = lines.lock().unwrap().join("\n");
+    assert!(said.contains("kept") && said.contains(&format!("{tag}/busy")), "{said}");
 }

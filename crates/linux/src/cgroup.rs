@@ -93,6 +93,16 @@ impl AppGroup {
         self.v2.iter().chain(&self.memory).chain(&self.freezer)
     }
 
+    /// The directories floe made for this group: all of them, or for an adopted group
+    /// only its v1 memory group (the v2 layout is someone else's).
+    pub fn own_dirs(&self) -> Vec<PathBuf> {
+        if self.nested {
+            self.memory.iter().cloned().collect()
+        } else {
+            self.dirs().cloned().collect()
+        }
+    }
+
     /// Moves a process (all its threads) into the app's groups.
     pub fn add(&self, pid: i32) -> Result<()> {
         for d in self.dirs() {

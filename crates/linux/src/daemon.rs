@@ -754,6 +754,14 @@ impl Daemon {
         }
     }
 
+    /// Removes the groups floe made (each app's, then the root), leaving any that still
+    /// hold processes or groups of someone else's (the kernel refuses those); an
+    /// adopted layout's groups are never touched. Returns the groups left.
+    fn remove_own_groups(&self) -> Vec<String> {
+        let own = self.apps.iter().flat_map(|a| a.group.own_dirs()).chain(self.root.own_dirs());
+        own.filter(|d| d.is_dir() && std::fs::remove_dir(d).is_err()).map(|d| d.display().to_string()).collect()
+    }
+
     /// Reads memory: the machine's, or what is left of the budget.
     fn refresh_meminfo(&mut self) {
         self.meminfo = read_meminfo(self.min_free_kb);
@@ -1174,7 +1182,12 @@ impl Daemon {
         if let Some(l) = &self.cfg.adopt_layout {
             thaw_layout(&self.hier, l)?;
         }
-        thaw_all(&self.hier, &self.cfg.cgroup_root)
+        thaw_all(&self.hier, &self.cfg.cgroup_root)?;
+        let left = self.remove_own_groups();
+        if !left.is_empty() {
+            self.log(&format!("kept {} group(s) that still hold processes: {}", left.len(), left.join(", ")));
+        }
+        Ok(())
     }
 }
 

@@ -258,6 +258,10 @@ fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_not
     assert!(t.windows(2).all(|w| w[1] > w[0]), "{t:?}");
     assert!(rows.iter().all(|r| r[col("policy")] == "ice" && r[col("frames")].is_empty() && r[col("fps")].is_empty()));
     assert!(rows.iter().all(|r| r[col("free_mib")].parse::<f64>().unwrap() > 0.0 && r[col("anon_lru_mib")].parse::<f64>().unwrap() > 0.0));
+    // The background app reclaims within its 24 MiB limit all along (memory cgroup
+    // reclaim, counted since 5.8 in /proc/vmstat's per-type totals); kswapd's CPU is read.
+    assert!(sum("reclaimed_pages") > 0, "{text}");
+    assert!(rows.iter().all(|r| r[col("cpu_ms_kswapd")].parse::<f64>().is_ok_and(|v| v >= 0.0)), "{text}");
     let last = rows.last().unwrap();
     assert_eq!((last[col("fg_app")], last[col("apps_alive")], last[col("apps_frozen")]), ("fg", "2", "1"), "{text}");
 

@@ -6,7 +6,8 @@ use serde::Serialize;
 
 /// One step of a timeline. Gauges (`*_mib`, `apps_*`, `fg_app`) are read at the step's
 /// end; counts are what happened during the step. `None` (an empty CSV cell): the
-/// backend cannot see it (the daemon sees no frames, for instance).
+/// backend cannot see it (the daemon sees no frames, no app or compression CPU and no
+/// flash traffic; of CPU, only kswapd's).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Sample {
     pub policy: String,
@@ -34,7 +35,9 @@ pub struct Sample {
     pub apps_alive: u32,
     pub apps_frozen: u32,
     pub reclaimed_pages: u64,
-    /// Of those, reclaimed by the allocating thread itself (direct reclaim).
+    /// Of those, reclaimed by the allocating thread itself (direct reclaim). On a kernel,
+    /// the machine's direct reclaim only (a memory cgroup's limit reclaim is in
+    /// `reclaimed_pages` alone).
     pub direct_reclaimed_pages: u64,
     pub refaults_fg_anon: u64,
     pub refaults_fg_file: u64,

@@ -449,15 +449,51 @@ struct Timeline {
     c: Counters,
     /// Pages reclaimed in all and directly, machine-wide (/proc/vmstat).
     steal: (u64, u64),
+    /// The kswapd threads (one per memory node) and their CPU time at the last row, ms.
+    kswapd: Vec<i32>,
+    kswapd_ms: f64,
 }
 
-/// Pages reclaimed since boot, in all and by direct reclaim: /proc/vmstat's
-/// pgsteal_kswapd*, pgsteal_direct* and pgsteal_khugepaged* (per zone before Linux
-/// 4.8; pgsteal_anon and pgsteal_file, since 5.8, count the same pages again).
+/// CPU time (user + system) of a process or kernel thread from its /proc/PID/stat, in
+/// clock ticks; None once it is gone.
+pub fn cpu_ticks(stat: &str) -> Option<u64> {
+    // Fields after the command (which may hold spaces and parentheses): state is the
+    // first, utime the 12th and stime the 13th (stat fields 14 and 15).
+    let rest = stat.rsplit_once(") ")?.1;
+    let mut f = rest.split_whitespace().skip(11);
+    Some(f.next()?.parse::<u64>().ok()? + f.next()?.parse::<u64>().ok()?)
+}
+
+/// The pids of the kernel's kswapd threads.
+fn kswapd_pids() -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| read(format!("/proc/{pid}/comm")).is_ok_and(|c| c.starts_with("kswapd")))
+        .collect()
+}
+
+/// CPU time of the kswapd threads, in ms.
+fn kswapd_ms(pids: &[i32]) -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let ticks: u64 = pids.iter().filter_map(|p| read(format!("/proc/{p}/stat")).ok().and_then(|s| cpu_ticks(&s))).sum();
+    ticks as f64 * 1000.0 / hz
+}
+
+/// Pages reclaimed since boot, in all and by the machine's direct reclaim, from
+/// /proc/vmstat. In all: pgsteal_anon + pgsteal_file where the kernel has them (5.8+;
+/// they count every reclaim, a memory cgroup's limit and proactive reclaim included),
+/// else pgsteal_kswapd*, pgsteal_direct* and pgsteal_khugepaged* (per zone before 4.8).
+/// Direct: pgsteal_direct*, which counts only reclaim for the machine's own shortage.
 pub fn pages_stolen(vmstat: &BTreeMap<String, u64>) -> (u64, u64) {
     let sum = |pre: &str| vmstat.iter().filter(|(k, _)| k.starts_with(pre)).map(|(_, v)| v).sum::<u64>();
     let direct = sum("pgsteal_direct");
-    (sum("pgsteal_kswapd") + direct + sum("pgsteal_khugepaged"), direct)
+    let all = match (vmstat.get("pgsteal_anon"), vmstat.get("pgsteal_file")) {
+        (Some(a), Some(f)) => a + f,
+        _ => sum("pgsteal_kswapd") + direct + sum("pgsteal_khugepaged"),
+    };
+    (all, direct)
 }
 
 fn read_stolen() -> (u64, u64) {
@@ -470,7 +506,10 @@ impl Timeline {
         let f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(crate::io_err(path))?;
         let empty = f.metadata().map(|m| m.len() == 0).unwrap_or(true);
         let every = Duration::from_millis(every_ms);
+        let kswapd = kswapd_pids();
         Ok(Timeline {
+            kswapd_ms: kswapd_ms(&kswapd),
+            kswapd,
             w: csv::WriterBuilder::new().has_headers(empty).from_writer(f),
             path: path.to_path_buf(),
             every,
@@ -790,6 +829,7 @@ impl Daemon {
         let fg_app = self.fg.and_then(|a| self.apps.get(a.0 as usize)).map(|a| a.rule.name.clone()).unwrap_or_default();
         let t = self.timeline.as_mut().expect("checked above");
         let (c0, s0) = (t.c, t.steal);
+        let kswapd = kswapd_ms(&t.kswapd);
         let row = floe_core::Sample {
             policy: self.cfg.policy.clone(),
             t_s: (self.start.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
@@ -811,8 +851,10 @@ impl Daemon {
             kills: c.kills - c0.kills,
             freezes: c.freezes - c0.freezes,
             thaws: c.thaws - c0.thaws,
+            cpu_ms_kswapd: (!t.kswapd.is_empty()).then(|| ((kswapd - t.kswapd_ms).max(0.0) * 1000.0).round() / 1000.0),
             ..Default::default()
         };
+        t.kswapd_ms = kswapd;
         (t.c, t.steal) = (c, steal);
         t.next += t.every;
         if t.next <= now {
@@ -1402,13 +1444,22 @@ mod tests {
         assert_eq!(Config::parse("f.toml", "").unwrap().timeline, None);
         let e = Config::parse("f.toml", "timeline_ms = 5\n").unwrap_err();
         assert!(e.contains("timeline_ms") && e.contains("5"), "{e}");
-        // Linux 4.8+ (one counter each, and 5.8+'s per-type totals that count the same
-        // pages again), and before 4.8 (one counter per zone).
+        // Linux 5.8+: the per-type totals count everything (here 20 pages of a memory
+        // cgroup's own reclaim besides the machine's 110), direct only the machine's.
         let new =
-            parse_flat("pgsteal_kswapd 100\npgsteal_direct 7\npgsteal_khugepaged 3\npgsteal_anon 60\npgsteal_file 50\npgscan_direct 90\n");
-        assert_eq!(pages_stolen(&new), (110, 7));
+            parse_flat("pgsteal_kswapd 100\npgsteal_direct 7\npgsteal_khugepaged 3\npgsteal_anon 80\npgsteal_file 50\npgscan_direct 90\n");
+        assert_eq!(pages_stolen(&new), (130, 7));
+        // 4.8-5.7: one counter per reclaimer; before 4.8 one per zone.
+        let mid = parse_flat("pgsteal_kswapd 100\npgsteal_direct 7\npgscan_direct 90\n");
+        assert_eq!(pages_stolen(&mid), (107, 7));
         let old = parse_flat("pgsteal_kswapd_dma 1\npgsteal_kswapd_normal 20\npgsteal_direct_normal 4\npgsteal_direct_movable 1\n");
         assert_eq!(pages_stolen(&old), (26, 5));
+        // A command with spaces and parentheses does not shift the fields.
+        let stat = "45 (kswapd0) S 2 0 0 0 -1 2129984 0 0 0 0 17 4 0 0 20 0 1 0 13 0 0";
+        assert_eq!(cpu_ticks(stat), Some(21));
+        assert_eq!(cpu_ticks("7 (a) b (c)) R 1 0 0 0 -1 0 0 0 0 0 3 2 0 0"), Some(5));
+        assert_eq!(cpu_ticks("garbage"), None);
+        assert!(!kswapd_pids().is_empty(), "this kernel runs kswapd");
         // And on this machine's kernel, whose /proc/vmstat has them.
         let here = pages_stolen(&parse_flat(&std::fs::read_to_string("/proc/vmstat").unwrap()));
         assert!(here.0 >= here.1);

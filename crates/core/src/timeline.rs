@@ -23,7 +23,8 @@ pub struct Sample {
     /// Frames that took longer than the interaction-alert threshold (16.6 ms).
     pub janky_frames: Option<u64>,
     /// Free memory as policies see it: the simulator's free pages; on a kernel,
-    /// MemAvailable (or what is left of the daemon's memory budget).
+    /// MemAvailable (or what is left of the daemon's memory budget, whose LRU sizes
+    /// are then the apps' own).
     pub free_mib: f64,
     pub anon_lru_mib: f64,
     pub file_lru_mib: f64,

@@ -8,6 +8,16 @@ use crate::{io_err, read, write, Error, Result};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// A memory cgroup's charge and LRU sizes, in bytes (its whole subtree).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GroupMemory {
+    pub usage: u64,
+    pub active_anon: u64,
+    pub inactive_anon: u64,
+    pub active_file: u64,
+    pub inactive_file: u64,
+}
+
 /// Where each hierarchy floe can use is mounted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Hierarchies {
@@ -262,22 +272,28 @@ impl AppGroup {
         }
     }
 
-    /// The group's memory use as (charged bytes, inactive file bytes): what a budget
-    /// counts, and the part of it the kernel can drop cheaply.
-    pub fn memory_usage(&self) -> Result<(u64, u64)> {
-        if let Some(d) = &self.memory {
-            let usage: u64 = read(d.join("memory.usage_in_bytes"))?.trim().parse().unwrap_or(0);
-            let st = parse_flat(&read(d.join("memory.stat"))?);
-            return Ok((usage, st.get("total_inactive_file").copied().unwrap_or(0)));
-        }
-        match &self.v2 {
-            Some(d) if d.join("memory.current").exists() => {
-                let usage: u64 = read(d.join("memory.current"))?.trim().parse().unwrap_or(0);
-                let st = parse_flat(&read(d.join("memory.stat"))?);
-                Ok((usage, st.get("inactive_file").copied().unwrap_or(0)))
+    /// The group's memory use: what a budget counts (charged bytes), its LRU sizes, and
+    /// among them the part the kernel can drop cheaply (inactive file).
+    pub fn memory_usage(&self) -> Result<GroupMemory> {
+        // v1 counts the whole subtree under total_*; v2's memory.stat always does.
+        let (usage, st, pre) = if let Some(d) = &self.memory {
+            (read(d.join("memory.usage_in_bytes"))?, parse_flat(&read(d.join("memory.stat"))?), "total_")
+        } else {
+            match &self.v2 {
+                Some(d) if d.join("memory.current").exists() => {
+                    (read(d.join("memory.current"))?, parse_flat(&read(d.join("memory.stat"))?), "")
+                }
+                _ => return Err(Error::Unsupported("no memory controller: no per-group memory use".into())),
             }
-            _ => Err(Error::Unsupported("no memory controller: no per-group memory use".into())),
-        }
+        };
+        let get = |k: &str| st.get(&format!("{pre}{k}")).copied().unwrap_or(0);
+        Ok(GroupMemory {
+            usage: usage.trim().parse().unwrap_or(0),
+            active_anon: get("active_anon"),
+            inactive_anon: get("inactive_anon"),
+            active_file: get("active_file"),
+            inactive_file: get("inactive_file"),
+        })
     }
 
     /// Workingset refaults of the app's memory cgroup: (anonymous, file).

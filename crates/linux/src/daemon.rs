@@ -5,7 +5,7 @@
 //! `floe ctl` talks to it over a Unix socket. A supervisor process thaws every group
 //! under the root when the daemon dies, however it dies.
 
-use crate::cgroup::{AppGroup, Hierarchies};
+use crate::cgroup::{AppGroup, GroupMemory, Hierarchies};
 use crate::prepage::AnonPrepager;
 use crate::procfs::{parse_cpu_line, parse_flat, parse_kb_table};
 use crate::state::Store;
@@ -83,9 +83,10 @@ pub struct Config {
     #[serde(default = "default_state_save_s")]
     pub state_save_s: u64,
     /// Memory budget of all the apps together (the root group's limit), in MiB. When
-    /// set, policies see the budget as the device's memory: total is the budget and
-    /// free is what is left of it (plus the apps' inactive page cache). Unset: the
-    /// whole machine (/proc/meminfo's MemTotal and MemAvailable).
+    /// set, policies see the budget as the device's memory: total is the budget, free
+    /// is what is left of it (plus the apps' inactive page cache), and the LRU sizes
+    /// are the apps' own. Unset: the whole machine (/proc/meminfo's MemTotal,
+    /// MemAvailable and LRU sizes).
     #[serde(default)]
     pub memory_limit_mib: Option<u64>,
     /// The low-memory killer's levels as [oom_adj, MiB] pairs: below MiB free, apps with
@@ -805,8 +806,8 @@ impl Daemon {
     fn refresh_meminfo(&mut self) {
         self.meminfo = read_meminfo(self.min_free_kb);
         if let Some(mib) = self.cfg.memory_limit_mib {
-            if let Ok((usage, inactive_file)) = self.root.memory_usage() {
-                self.meminfo = budget_meminfo(self.meminfo, mib << 20, usage, inactive_file);
+            if let Ok(g) = self.root.memory_usage() {
+                self.meminfo = budget_meminfo(self.meminfo, mib << 20, &g);
             }
         }
     }
@@ -1363,9 +1364,18 @@ pub fn stock_victim(apps: &[AppInfo], fg: Option<AppId>, min_adj: i32) -> Option
 /// Memory as policies see it under a budget: the budget is the total, and free is what
 /// is left of it plus the apps' inactive page cache (what MemAvailable counts
 /// system-wide), never more than the machine has available.
-fn budget_meminfo(sys: MemInfo, budget: u64, usage: u64, inactive_file: u64) -> MemInfo {
-    let left = budget.saturating_sub(usage) + inactive_file.min(usage);
-    MemInfo { total: Pages(budget / 4096), free: Pages((left / 4096).min(sys.free.0)), ..sys }
+fn budget_meminfo(sys: MemInfo, budget: u64, g: &GroupMemory) -> MemInfo {
+    let left = budget.saturating_sub(g.usage) + g.inactive_file.min(g.usage);
+    let pages = |b: u64| Pages(b / 4096);
+    MemInfo {
+        total: pages(budget),
+        free: Pages((left / 4096).min(sys.free.0)),
+        active_anon: pages(g.active_anon),
+        inactive_anon: pages(g.inactive_anon),
+        active_file: pages(g.active_file),
+        inactive_file: pages(g.inactive_file),
+        ..sys
+    }
 }
 
 impl SystemView for Daemon {
@@ -1561,14 +1571,21 @@ mod tests {
     #[test]
     fn a_budget_is_the_memory_policies_see() {
         let sys = MemInfo { total: Pages(6_000_000), free: Pages(5_000_000), wmark_min: Pages(100), ..MemInfo::default() };
-        // 512 MiB budget, 400 MiB charged of which 30 MiB inactive file: 142 MiB free.
-        let m = budget_meminfo(sys, 512 << 20, 400 << 20, 30 << 20);
+        let g = |usage: u64, inactive_file: u64| GroupMemory { usage, inactive_file, ..GroupMemory::default() };
+        // 512 MiB budget, 400 MiB charged of which 30 MiB inactive file: 142 MiB free;
+        // the LRU sizes are the group's.
+        let grp = GroupMemory { active_anon: 300 << 20, inactive_anon: 50 << 20, active_file: 20 << 20, ..g(400 << 20, 30 << 20) };
+        let m = budget_meminfo(MemInfo { active_anon: Pages(1), ..sys }, 512 << 20, &grp);
         assert_eq!((m.total, m.free, m.wmark_min), (Pages(512 * 256), Pages(142 * 256), Pages(100)));
+        assert_eq!(
+            (m.active_anon, m.inactive_anon, m.active_file, m.inactive_file),
+            (Pages(300 * 256), Pages(50 * 256), Pages(20 * 256), Pages(30 * 256))
+        );
         // Over the limit (charged can briefly exceed it): only the cache counts.
-        assert_eq!(budget_meminfo(sys, 512 << 20, 600 << 20, 10 << 20).free, Pages(10 * 256));
+        assert_eq!(budget_meminfo(sys, 512 << 20, &g(600 << 20, 10 << 20)).free, Pages(10 * 256));
         // Never more than the machine has.
         let tight = MemInfo { free: Pages(256), ..sys };
-        assert_eq!(budget_meminfo(tight, 512 << 20, 0, 0).free, Pages(256));
+        assert_eq!(budget_meminfo(tight, 512 << 20, &g(0, 0)).free, Pages(256));
     }
 
     #[test]

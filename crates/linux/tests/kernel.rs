@@ -154,3 +154,33 @@ fn check_reports_every_mechanism_ok_here() {
         assert!(left.is_empty(), "{left:?}");
     }
 }
+
+/// A group's memory use comes with its LRU sizes: a process that touches 32 MiB of
+/// anonymous memory after joining shows them on the group's anonymous LRU.
+#[test]
+fn a_groups_memory_use_shows_its_lru() {
+    let h = hier();
+    let g = AppGroup::create(&h, &name("usage")).unwrap();
+    let before = g.memory_usage().unwrap();
+    assert!(before.active_anon + before.inactive_anon < 1 << 20, "a new group holds nothing: {before:?}");
+    let go = std::env::temp_dir().join(format!("{}.go", name("usage")));
+    let script = format!(
+        "import mmap,os,time\nwhile not os.path.exists({go:?}): time.sleep(0.01)\nm=mmap.mmap(-1,32<<20,flags=mmap.MAP_PRIVATE|mmap.MAP_ANONYMOUS)\nfor i in range(0,32<<20,4096): m[i]=1\ntime.sleep(60)\n"
+    );
+    let p = Proc(Command::new("python3").args(["-c", &script]).spawn().expect("python3"));
+    g.add(p.0.id() as i32).unwrap();
+    std::fs::write(&go, "").unwrap();
+    let start = std::time::Instant::now();
+    let m = loop {
+        let m = g.memory_usage().unwrap();
+        if m.active_anon + m.inactive_anon >= 32 << 20 || start.elapsed() > T {
+            break m;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let _ = std::fs::remove_file(&go);
+    assert!(m.active_anon + m.inactive_anon >= 32 << 20, "{m:?}");
+    assert!(m.usage >= m.active_anon + m.inactive_anon + m.inactive_file, "the charge holds the LRU: {m:?}");
+    drop(p);
+    g.remove(T).unwrap();
+}

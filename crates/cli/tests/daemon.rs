@@ -262,6 +262,9 @@ fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_not
     // reclaim, counted since 5.8 in /proc/vmstat's per-type totals); kswapd's CPU is read.
     assert!(sum("reclaimed_pages") > 0, "{text}");
     assert!(rows.iter().all(|r| r[col("cpu_ms_kswapd")].parse::<f64>().is_ok_and(|v| v >= 0.0)), "{text}");
+    // The background app's page-touching loop shows as app CPU (its group's cpu.stat).
+    let app_ms: f64 = rows.iter().map(|r| r[col("cpu_ms_app")].parse::<f64>().unwrap()).sum();
+    assert!(app_ms > 0.0, "{text}");
     let last = rows.last().unwrap();
     assert_eq!((last[col("fg_app")], last[col("apps_alive")], last[col("apps_frozen")]), ("fg", "2", "1"), "{text}");
 

@@ -6,8 +6,8 @@ use serde::Serialize;
 
 /// One step of a timeline. Gauges (`*_mib`, `apps_*`, `fg_app`) are read at the step's
 /// end; counts are what happened during the step. `None` (an empty CSV cell): the
-/// backend cannot see it (the daemon sees no frames, no app or compression CPU and no
-/// flash traffic; of CPU, only kswapd's).
+/// backend cannot see it (the daemon sees no frames, no compression CPU and no flash
+/// traffic).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Sample {
     pub policy: String,
@@ -47,7 +47,8 @@ pub struct Sample {
     pub kills: u64,
     pub freezes: u64,
     pub thaws: u64,
-    /// CPU work handed to the scheduler during the step (a job counts when it starts).
+    /// CPU used during the step: the simulator counts a job when it starts; the daemon
+    /// reads its app groups' and the kswapd threads' CPU time.
     pub cpu_ms_app: Option<f64>,
     pub cpu_ms_kswapd: Option<f64>,
     pub cpu_ms_compress: Option<f64>,

@@ -296,6 +296,16 @@ impl AppGroup {
         })
     }
 
+    /// CPU time the group's processes used, in microseconds (cgroup v2's cpu.stat,
+    /// which every v2 group has whether or not the cpu controller is enabled).
+    pub fn cpu_usec(&self) -> Result<u64> {
+        let d = self.v2.as_ref().ok_or_else(|| Error::Unsupported("no cgroup v2: no per-group CPU time".into()))?;
+        parse_flat(&read(d.join("cpu.stat"))?)
+            .get("usage_usec")
+            .copied()
+            .ok_or_else(|| Error::Parse { path: d.join("cpu.stat").display().to_string(), detail: "no usage_usec".into() })
+    }
+
     /// Workingset refaults of the app's memory cgroup: (anonymous, file).
     pub fn refaults(&self) -> Result<(u64, u64)> {
         let d = self.memory.as_ref().ok_or_else(|| Error::Unsupported("no v1 memory controller: no per-app refault counters".into()))?;

@@ -106,8 +106,9 @@ pub struct Config {
     pub adopt_layout: Option<String>,
     /// Write a timeline here: one CSV row every `timeline_ms`, with the columns of
     /// `floe sim --timeline` (memory from /proc/meminfo or the budget, zram, swap,
-    /// reclaim from /proc/vmstat, the apps' refaults, kills, freezes and thaws; frames,
-    /// CPU and flash traffic left empty). Appended to, each row flushed as written.
+    /// reclaim from /proc/vmstat, the apps' refaults and CPU, kswapd's CPU, kills,
+    /// freezes and thaws; frames, compression CPU and flash traffic left empty).
+    /// Appended to, each row flushed as written.
     #[serde(default)]
     pub timeline: Option<PathBuf>,
     #[serde(default = "default_timeline_ms")]
@@ -453,6 +454,8 @@ struct Timeline {
     /// The kswapd threads (one per memory node) and their CPU time at the last row, ms.
     kswapd: Vec<i32>,
     kswapd_ms: f64,
+    /// The apps' CPU time at the last row, us (None without cgroup v2).
+    apps_us: Option<u64>,
 }
 
 /// CPU time (user + system) of a process or kernel thread from its /proc/PID/stat, in
@@ -509,6 +512,7 @@ impl Timeline {
         let every = Duration::from_millis(every_ms);
         let kswapd = kswapd_pids();
         Ok(Timeline {
+            apps_us: None,
             kswapd_ms: kswapd_ms(&kswapd),
             kswapd,
             w: csv::WriterBuilder::new().has_headers(empty).from_writer(f),
@@ -599,6 +603,7 @@ impl Daemon {
             let mut t = Timeline::open(path, d.cfg.timeline_ms)?;
             // Counts start from here, not from what the first sample found.
             t.c = d.c;
+            t.apps_us = d.apps_cpu_us();
             d.timeline = Some(t);
         }
         if let Some(saved) = d.store.load(&d.cfg.policy)? {
@@ -802,6 +807,11 @@ impl Daemon {
         own.filter(|d| d.is_dir() && std::fs::remove_dir(d).is_err()).map(|d| d.display().to_string()).collect()
     }
 
+    /// CPU time of all the apps' groups, us; None where groups have no CPU accounting.
+    fn apps_cpu_us(&self) -> Option<u64> {
+        self.apps.iter().map(|a| a.group.cpu_usec().ok()).sum()
+    }
+
     /// Reads memory: the machine's, or what is left of the budget.
     fn refresh_meminfo(&mut self) {
         self.meminfo = read_meminfo(self.min_free_kb);
@@ -828,6 +838,7 @@ impl Daemon {
             self.apps.iter().filter(|a| a.state == AppState::Frozen).count() as u32,
         );
         let fg_app = self.fg.and_then(|a| self.apps.get(a.0 as usize)).map(|a| a.rule.name.clone()).unwrap_or_default();
+        let apps_us = self.apps_cpu_us();
         let t = self.timeline.as_mut().expect("checked above");
         let (c0, s0) = (t.c, t.steal);
         let kswapd = kswapd_ms(&t.kswapd);
@@ -852,10 +863,12 @@ impl Daemon {
             kills: c.kills - c0.kills,
             freezes: c.freezes - c0.freezes,
             thaws: c.thaws - c0.thaws,
+            cpu_ms_app: apps_us.zip(t.apps_us).map(|(now, then)| now.saturating_sub(then) as f64 / 1000.0),
             cpu_ms_kswapd: (!t.kswapd.is_empty()).then(|| ((kswapd - t.kswapd_ms).max(0.0) * 1000.0).round() / 1000.0),
             ..Default::default()
         };
         t.kswapd_ms = kswapd;
+        t.apps_us = apps_us;
         (t.c, t.steal) = (c, steal);
         t.next += t.every;
         if t.next <= now {

@@ -156,7 +156,8 @@ fn check_reports_every_mechanism_ok_here() {
 }
 
 /// A group's memory use comes with its LRU sizes: a process that touches 32 MiB of
-/// anonymous memory after joining shows them on the group's anonymous LRU.
+/// anonymous memory after joining shows them on the group's anonymous LRU, and its CPU
+/// time in the group's.
 #[test]
 fn a_groups_memory_use_shows_its_lru() {
     let h = hier();
@@ -181,6 +182,8 @@ fn a_groups_memory_use_shows_its_lru() {
     let _ = std::fs::remove_file(&go);
     assert!(m.active_anon + m.inactive_anon >= 32 << 20, "{m:?}");
     assert!(m.usage >= m.active_anon + m.inactive_anon + m.inactive_file, "the charge holds the LRU: {m:?}");
+    // And the CPU it took to touch them, in the group's cpu.stat.
+    assert!(g.cpu_usec().unwrap() > 0);
     drop(p);
     g.remove(T).unwrap();
 }

@@ -121,8 +121,7 @@ struct Counters {
     cpu_prepage_ns: u64,
     touches: u64,
     scanned: u64,
-    /// Frames rendered and those over the alert threshold, measured or not (the
-    /// metrics count only the measured part; the timeline counts all).
+    /// Frames rendered and those over the alert threshold.
     frames: u64,
     janky: u64,
     /// Pages reclaimed by allocating threads themselves (direct reclaim).
@@ -375,8 +374,6 @@ pub struct Sim {
     base: Counters,
     measuring: bool,
     flash_base: (u64, u64),
-    frames: u64,
-    alerts: u64,
     use_ns: u64,
     launches: Vec<(LaunchKind, Nanos, u32, u16)>,
     pending: Vec<Event>,
@@ -616,8 +613,6 @@ impl Sim {
             base: Counters::default(),
             measuring: false,
             flash_base: (0, 0),
-            frames: 0,
-            alerts: 0,
             use_ns: 0,
             launches: Vec::new(),
             pending: Vec::new(),
@@ -1166,13 +1161,8 @@ impl Sim {
         }
         a.frame_busy = false;
         if render {
-            let late = self.now - start > ALERT;
             self.c.frames += 1;
-            self.c.janky += late as u64;
-            if self.measuring {
-                self.frames += 1;
-                self.alerts += late as u64;
-            }
+            self.c.janky += (self.now - start > ALERT) as u64;
         }
         let gen = a.gen;
         let next = if render { Nanos((self.now.0 / VSYNC.0 + 1) * VSYNC.0) } else { (start + IDLE_TICK).max(self.now) };
@@ -1949,11 +1939,12 @@ impl Sim {
             0.0
         };
         let use_s = self.use_ns as f64 / 1e9;
+        let (frames, alerts) = (d(c.frames, b.frames), d(c.janky, b.janky));
         let metrics = Metrics {
-            fps: if use_s > 0.0 { self.frames as f64 / use_s } else { 0.0 },
-            ria: if self.frames > 0 { self.alerts as f64 / self.frames as f64 } else { 0.0 },
-            interaction_alerts: self.alerts,
-            frames: self.frames,
+            fps: if use_s > 0.0 { frames as f64 / use_s } else { 0.0 },
+            ria: if frames > 0 { alerts as f64 / frames as f64 } else { 0.0 },
+            interaction_alerts: alerts,
+            frames,
             launches_cold: self.launches.iter().filter(|l| l.0 == LaunchKind::Cold).count() as u64,
             launches_warm: warm.len() as u64,
             launch_ms_mean: mean,

@@ -294,7 +294,7 @@ fn sim(a: SimArgs) -> Result<()> {
         None => a.policy.iter().map(|p| floe_sim::run(&dev, &wl, &cat, p, &opts)).collect::<Result<_, _>>()?,
         Some(path) => {
             if !(a.timeline_step.is_finite() && a.timeline_step >= 0.001) {
-                bail!("--timeline-step {}: must be at least 0.001 s", a.timeline_step);
+                bail!("--timeline-step {}: must be a finite number of seconds, at least 0.001", a.timeline_step);
             }
             if path == "-" && a.json {
                 bail!("--timeline - writes the CSV to standard output; it cannot share it with --json");

@@ -270,6 +270,7 @@ fn timeline_writes_one_csv_row_per_step_for_each_policy() {
     let missing = dir.join("no-such-dir/tl.csv");
     assert!(err(&["--timeline", missing.to_str().unwrap()]).contains("no-such-dir/tl.csv"));
     assert!(err(&["--timeline", p, "--timeline-step", "0"]).contains("--timeline-step"));
+    assert!(err(&["--timeline", p, "--timeline-step", "inf"]).contains("finite"));
     assert!(err(&["--timeline-step", "2"]).contains("--timeline"));
     // A device that takes no writes: the error names it (and the run stops there).
     assert!(err(&["--timeline", "/dev/full"]).contains("cannot write the timeline to /dev/full"));

@@ -73,6 +73,27 @@ fn itest(name: &str, zram: bool) -> Itest {
     Itest { tag, v2, mem, sock, db, cfg, c }
 }
 
+impl Itest {
+    /// Writes an Ice config for `apps` (each matched by the command line `{tag}-NAME`),
+    /// sampling every 50 ms, with `extra` keys, and registers the groups the daemon will
+    /// make in both hierarchies for removal.
+    fn ice_config(&mut self, apps: &[&str], extra: &str) {
+        let Itest { tag, sock, .. } = self;
+        let mut text = format!(
+            "policy = \"ice\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nstate_db = \"/tmp/{tag}.db\"\nsample_ms = 50\ndiscover_ms = 50\n{extra}"
+        );
+        for a in apps {
+            text += &format!("\n[[app]]\nname = \"{a}\"\ncmdline = \"{tag}-{a}\"\n");
+        }
+        std::fs::write(&self.cfg, text).unwrap();
+        for base in [&self.v2, &self.mem] {
+            let root = base.join(&self.tag);
+            self.c.dirs.push(root.clone());
+            self.c.dirs.extend(apps.iter().map(|a| root.join(a)));
+        }
+    }
+}
+
 fn mount(fs: &str, opt: Option<&str>) -> PathBuf {
     let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     for l in mi.lines() {
@@ -186,20 +207,10 @@ fn ctl(sock: &str, req: &[&str]) -> String {
 fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_nothing_frozen() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // zram swap, so the memory-limited app's pages are swapped and refault.
-    let Itest { tag, v2, mem, sock, cfg, mut c, .. } = itest("ice", true);
-    std::fs::write(
-        &cfg,
-        format!(
-            "policy = \"ice\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nstate_db = \"/tmp/{tag}.db\"\nsample_ms = 50\ndiscover_ms = 50\ntimeline = \"/tmp/{tag}.csv\"\ntimeline_ms = 200\n\n[[app]]\nname = \"fg\"\ncmdline = \"{tag}-fg\"\n\n[[app]]\nname = \"bg\"\ncmdline = \"{tag}-bg\"\n"
-        ),
-    )
-    .unwrap();
-    for base in [&v2, &mem] {
-        let root = base.join(&tag);
-        c.dirs.push(root.clone());
-        c.dirs.push(root.join("fg"));
-        c.dirs.push(root.join("bg"));
-    }
+    let mut it = itest("ice", true);
+    let timeline_keys = format!("timeline = \"/tmp/{}.csv\"\ntimeline_ms = 200\n", it.tag);
+    it.ice_config(&["fg", "bg"], &timeline_keys);
+    let Itest { tag, v2, mem, sock, cfg, mut c, .. } = it;
     let timeline = PathBuf::from(format!("/tmp/{tag}.csv"));
     c.files.push(timeline.clone());
     let (daemon, _) = start_daemon(&cfg, "policy ice, 2 apps");
@@ -586,20 +597,9 @@ fn an_adopted_uid_pid_layout_is_frozen_at_the_uid_level_and_left_as_it_was() {
 #[test]
 fn a_clean_stop_removes_floes_empty_groups_and_keeps_busy_ones() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Itest { tag, v2, mem, sock, cfg, mut c, .. } = itest("groups", false);
-    std::fs::write(
-        &cfg,
-        format!(
-            "policy = \"ice\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nstate_db = \"/tmp/{tag}.db\"\nsample_ms = 50\ndiscover_ms = 50\n\n[[app]]\nname = \"gone\"\ncmdline = \"{tag}-gone\"\n\n[[app]]\nname = \"busy\"\ncmdline = \"{tag}-busy\"\n"
-        ),
-    )
-    .unwrap();
-    for base in [&v2, &mem] {
-        let root = base.join(&tag);
-        c.dirs.push(root.clone());
-        c.dirs.push(root.join("gone"));
-        c.dirs.push(root.join("busy"));
-    }
+    let mut it = itest("groups", false);
+    it.ice_config(&["gone", "busy"], "");
+    let Itest { tag, v2, mem, sock, cfg, mut c, .. } = it;
     let (mut daemon, lines) = start_daemon(&cfg, "policy ice, 2 apps");
     let mut gone = Command::new("bash").args(["-c", &format!("exec -a {tag}-gone sleep 600")]).spawn().unwrap();
     c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-busy sleep 600")]).spawn().unwrap());

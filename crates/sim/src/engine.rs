@@ -42,6 +42,61 @@ const FILE_CLUSTER: u32 = 8;
 const POPULATE_PAGES_PER_S: u32 = 64 * 256;
 /// Segments a launch is split into, so its faults and CPU interleave with other work.
 const LAUNCH_SEGMENTS: u32 = 8;
+/// The share of a warm launch's anonymous pages that every warm launch of the app
+/// touches: ASAP §4.1 (Fig. 4.2), "about 44 % of the anonymous pages are accessed 9 or
+/// 10 times across 10 switches"; the rest change with the app's context. Which pages
+/// of the cold launch's set are the invariant ones no seed says; floe takes a fixed
+/// pseudo-random subset per app (`launch_invariant`), so the share of them that other
+/// activity (the background working set, the foreground's hot pages) also touches is
+/// that activity's share of the heap, not a layout choice.
+const WARM_STABLE_ANON: f64 = 0.44;
+
+/// Whether page `i` of a launch set is among the invariant pages of the app's warm
+/// launches: a splitmix64 hash of (`key`, `i`) below `share` of its range.
+fn launch_invariant(key: u64, i: u32, share: f64) -> bool {
+    let mut z = key ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (((z ^ (z >> 31)) >> 11) as f64) < share * (1u64 << 53) as f64
+}
+
+/// The pages one launch touches out of a range of `n` pages whose cold launch set is
+/// `0..set`: a cold launch takes that set; a warm one the invariant part of it (`share`
+/// of the set, picked by `key`) and a window of the rest's size drawn from `0..n`.
+#[derive(Clone, Copy, Debug)]
+struct LaunchSet {
+    set: u32,
+    warm: bool,
+    share: f64,
+    key: u64,
+    from: u32,
+    varying: u32,
+}
+
+impl LaunchSet {
+    fn cold(set: u32) -> LaunchSet {
+        LaunchSet { set, warm: false, share: 1.0, key: 0, from: 0, varying: 0 }
+    }
+
+    fn warm(set: u32, n: u32, share: f64, key: u64, rng: &mut FastRng) -> LaunchSet {
+        let varying = (set - (set as f64 * share).round() as u32).min(n);
+        LaunchSet { set, warm: true, share, key, from: rng.gen_range(0..=n - varying), varying }
+    }
+
+    /// Its pages in segment `s` of `n` (every page in exactly one segment).
+    fn segment(self, s: u32, n: u32) -> impl Iterator<Item = u32> {
+        let part = (self.set * s / n)..(self.set * (s + 1) / n);
+        let window = (self.from + self.varying * s / n)..(self.from + self.varying * (s + 1) / n);
+        part.filter(move |&i| !self.warm || launch_invariant(self.key, i, self.share)).chain(window)
+    }
+
+    /// All its pages, in launch order.
+    #[cfg(test)]
+    fn pages(self) -> impl Iterator<Item = u32> {
+        (0..LAUNCH_SEGMENTS).flat_map(move |s| self.segment(s, LAUNCH_SEGMENTS))
+    }
+}
+
 /// Assumption: a background wakeup runs code as well as touching heap: file pages
 /// touched are a quarter of the anonymous pages touched.
 const BG_FILE_SHARE: u32 = 4;
@@ -268,7 +323,8 @@ struct Launch {
     start: Nanos,
     seg: u32,
     cpu_per_seg: Nanos,
-    anon_from: u32,
+    /// The anonymous pages it touches (its file pages are the app's launch file set).
+    anon: LaunchSet,
     measured: bool,
     round: u32,
 }
@@ -280,6 +336,8 @@ struct AppRt {
     file: u32,
     launch_anon: u32,
     launch_file: u32,
+    /// Picks the invariant anonymous pages of its warm launches (`launch_invariant`).
+    launch_key: u64,
     ws_anon: u32,
     ws_file: u32,
     bg_touch: u32,
@@ -484,6 +542,7 @@ impl Sim {
                     file,
                     launch_anon: pages_of(spec.launch_anon_mib).min(anon),
                     launch_file,
+                    launch_key: stream(opts.seed, 300 + i as u64).next_u64(),
                     ws_anon: pages_of(spec.ws_anon_mib).min(anon),
                     ws_file: pages_of(spec.ws_file_mib).min(file),
                     bg_touch: pages_of(spec.bg_touch_mib).min(anon),
@@ -1012,16 +1071,15 @@ impl Sim {
         }
         let a = &mut self.apps[app as usize];
         a.gen += 1;
-        let anon_from = match kind {
-            LaunchKind::Cold => 0,
-            LaunchKind::Warm => {
-                let span = a.populated.saturating_sub(a.launch_anon);
-                if span == 0 {
-                    0
-                } else {
-                    a.rng.gen_range(0..=span)
-                }
-            }
+        // Every launch reads the same launch files (DESIGN.md: a stable file part; ASAP
+        // Fig. 4.1 finds three quarters of a switch's file pages in 9-10 of 10 switches).
+        // A cold launch builds the anonymous launch set from scratch, the first
+        // `launch_anon` pages of the heap; a warm one touches the invariant share of
+        // that set again and, for the rest, pages that depend on the app's context,
+        // drawn as one window of its allocated heap.
+        let anon_set = match kind {
+            LaunchKind::Cold => LaunchSet::cold(a.launch_anon),
+            LaunchKind::Warm => LaunchSet::warm(a.launch_anon, a.populated, WARM_STABLE_ANON, a.launch_key, &mut a.rng),
         };
         let cpu_total = if kind == LaunchKind::Cold { a.cold_cpu } else { a.warm_cpu };
         a.launch = Some(Launch {
@@ -1029,7 +1087,7 @@ impl Sim {
             start: self.now,
             seg: 0,
             cpu_per_seg: Nanos(cpu_total.0 / LAUNCH_SEGMENTS as u64),
-            anon_from,
+            anon: anon_set,
             measured,
             round,
         });
@@ -1047,20 +1105,16 @@ impl Sim {
         let a = &self.apps[app as usize];
         let l = a.launch.clone().expect("launching");
         let (s, n) = (l.seg, LAUNCH_SEGMENTS);
-        let f0 = a.launch_file * s / n;
-        let f1 = a.launch_file * (s + 1) / n;
-        let a0 = l.anon_from + a.launch_anon * s / n;
-        let a1 = l.anon_from + a.launch_anon * (s + 1) / n;
         let life = a.life;
         let mut ctx = Ctx { t: self.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
         let base = a.base;
-        for i in f0..f1 {
+        for i in (a.launch_file * s / n)..(a.launch_file * (s + 1) / n) {
             let f = self.apps[app as usize].anon + i;
             let resident = self.pages.loc(base + f).resident();
             self.touch(app, f, &mut ctx);
             self.asap_touch(app, f, resident);
         }
-        for i in a0..a1 {
+        for i in l.anon.segment(s, n) {
             let a = &mut self.apps[app as usize];
             if i >= a.populated {
                 a.populated = i + 1;
@@ -2049,7 +2103,61 @@ impl SystemView for Sim {
 
 #[cfg(test)]
 mod tests {
-    use super::scan_fractions;
+    use super::{launch_invariant, scan_fractions, stream, LaunchSet, LAUNCH_SEGMENTS, WARM_STABLE_ANON};
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn a_cold_launch_takes_its_whole_set_in_order() {
+        let l = LaunchSet::cold(1000);
+        assert_eq!(l.pages().collect::<Vec<_>>(), (0..1000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn warm_launches_share_the_invariant_part_and_vary_in_the_rest() {
+        let (set, n) = (10_000, 30_000);
+        for key in [1, 0xDEAD_BEEF] {
+            let share = WARM_STABLE_ANON;
+            let mut rng = stream(7, key);
+            let launches: Vec<Vec<u32>> = (0..10).map(|_| LaunchSet::warm(set, n, share, key, &mut rng).pages().collect()).collect();
+            let invariant: BTreeSet<u32> = (0..set).filter(|&i| launch_invariant(key, i, share)).collect();
+            // The hash picks about `share` of the set (binomial, 10,000 draws: within 2 %).
+            let got = invariant.len() as f64 / set as f64;
+            assert!((got - share).abs() < 0.02, "share {share}: {got}");
+            for l in &launches {
+                let pages: BTreeSet<u32> = l.iter().copied().collect();
+                assert!(invariant.is_subset(&pages), "every warm launch touches the invariant pages");
+                assert!(l.iter().all(|&p| p < n));
+                // The invariant pages, then a window of the rest's size (a page in
+                // both is touched twice).
+                let window = set - (set as f64 * share).round() as u32;
+                assert_eq!(l.len(), invariant.len() + window as usize);
+            }
+            // Pages touched in 9 or 10 of the 10 launches: the invariant ones, plus few
+            // others (windows overlap by chance).
+            let mut hits = vec![0u32; n as usize];
+            launches.iter().flatten().for_each(|&p| hits[p as usize] += 1);
+            let frequent = hits.iter().filter(|&&h| h >= 9).count();
+            assert!(frequent >= invariant.len() && frequent < invariant.len() + set as usize / 20, "{frequent}");
+            // Another key picks other pages.
+            let other: BTreeSet<u32> = (0..set).filter(|&i| launch_invariant(key ^ 1, i, share)).collect();
+            assert_ne!(other, invariant);
+        }
+    }
+
+    #[test]
+    fn a_launch_splits_into_segments_that_cover_it_once() {
+        let mut rng = stream(1, 1);
+        let l = LaunchSet::warm(777, 5000, WARM_STABLE_ANON, 42, &mut rng);
+        let all: Vec<u32> = l.pages().collect();
+        let mut by_seg: Vec<u32> = (0..LAUNCH_SEGMENTS).flat_map(|s| l.segment(s, LAUNCH_SEGMENTS)).collect();
+        assert_eq!(by_seg, all);
+        // A window larger than the range it is drawn from is clamped to that range:
+        // 100 pages allocated, so the varying part is all of them.
+        let small = LaunchSet::warm(777, 100, WARM_STABLE_ANON, 42, &mut rng);
+        let inv = |p: &u32| launch_invariant(42, *p, WARM_STABLE_ANON);
+        by_seg = small.pages().filter(|p| !inv(p)).collect();
+        assert_eq!(by_seg, (0..100).filter(|p| !inv(p)).collect::<Vec<_>>());
+    }
 
     #[test]
     fn scan_fractions_follow_the_kernel_formula() {

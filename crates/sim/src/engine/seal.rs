@@ -216,8 +216,26 @@ impl Sim {
         let batch = batch_pages(&s.cfg);
         let a = &self.apps[app as usize];
         let (base, pop, life) = (a.base, a.populated, a.life);
-        let room = (self.zram_cap - self.zram_stored).max(0) as usize;
-        let mut list: Vec<u32> = (base..base + pop).filter(|&p| self.pages.loc(p) == Loc::Flash).take(room).collect();
+        let mut list: Vec<u32> = (base..base + pop).filter(|&p| self.pages.loc(p) == Loc::Flash).collect();
+        // "If no available space in SL1 to support page loading, ... the app killing
+        // mechanism will wake up to release space" (§IV-B): cached apps holding SL1
+        // pages are killed, the LMK's victim first, until the load fits.
+        while (self.zram_cap - self.zram_stored).max(0) < list.len() as i64 {
+            let victim = (0..self.apps.len() as u16)
+                .filter(|&i| {
+                    let v = &self.apps[i as usize];
+                    i != app
+                        && !v.unkillable
+                        && matches!(v.state, AppState::Cached | AppState::Frozen)
+                        && self.pages.count(i, Loc::Zram) > 0
+                })
+                .max_by_key(|&i| (self.apps[i as usize].oom_adj, self.rss(i), std::cmp::Reverse(i)));
+            match victim {
+                Some(v) => self.kill(v),
+                None => break,
+            }
+        }
+        list.truncate((self.zram_cap - self.zram_stored).max(0) as usize);
         if list.is_empty() {
             return;
         }
@@ -311,5 +329,51 @@ impl Sim {
     /// True while AGS is in the middle of an app.
     pub(super) fn seal_ags_busy(&self) -> bool {
         self.seal.as_ref().is_some_and(|s| s.cfg.ags && s.victim.is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{Catalog, Device, Workload};
+    use crate::engine::{AppState, RunOptions, Sim};
+    use crate::pages::Loc;
+    use floe_core::Nanos;
+
+    /// SEAL on seal-30apps with a small SL1, run until an app waits in the background
+    /// with pages in SL2 while SL1 has no room for them.
+    fn sim_with_a_full_sl1() -> (Sim, u16) {
+        let cat = Catalog::embedded().unwrap();
+        let wl = Workload::load("seal-30apps", &cat).unwrap();
+        let dev = Device::load("hikey970").unwrap();
+        let policy = floe_policies::make_spec("seal:sl1=256").unwrap();
+        let mut sim = Sim::new(&dev, &wl, &cat, policy, &RunOptions { seed: 1, ..Default::default() });
+        let mut t = Nanos::from_secs_f64(60.0);
+        loop {
+            assert!(sim.run_until(t), "the run ended before SL1 filled");
+            let room = sim.zram_cap - sim.zram_stored;
+            let waiting = (0..sim.apps.len() as u16).find(|&i| {
+                let a = &sim.apps[i as usize];
+                a.state == AppState::Cached && sim.pages.count(i, Loc::Flash) as i64 > room
+            });
+            if let Some(app) = waiting {
+                return (sim, app);
+            }
+            t = t + Nanos::from_secs_f64(10.0);
+        }
+    }
+
+    #[test]
+    fn hidden_loading_kills_cached_apps_to_make_room_in_sl1() {
+        let (mut sim, app) = sim_with_a_full_sl1();
+        let need = sim.pages.count(app, Loc::Flash) as i64;
+        let alive = |sim: &Sim| sim.apps.iter().filter(|a| a.state != AppState::Dead).count();
+        let before = alive(&sim);
+        sim.seal_launch_started(app);
+        // Every SL2 page of the app is on its way back into SL1, which had the room
+        // made for it by killing others (none of them the app itself).
+        assert_eq!(sim.seal.as_ref().unwrap().loading[app as usize].len() as i64, need);
+        assert!(sim.zram_cap - sim.zram_stored >= need);
+        assert!(alive(&sim) < before, "someone was killed for the room");
+        assert_ne!(sim.apps[app as usize].state, AppState::Dead);
     }
 }

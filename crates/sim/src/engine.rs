@@ -54,10 +54,7 @@ const WARM_STABLE_ANON: f64 = 0.44;
 /// Whether page `i` of a launch set is among the invariant pages of the app's warm
 /// launches: a splitmix64 hash of (`key`, `i`) below `share` of its range.
 fn launch_invariant(key: u64, i: u32, share: f64) -> bool {
-    let mut z = key ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (((z ^ (z >> 31)) >> 11) as f64) < share * (1u64 << 53) as f64
+    ((splitmix(key, i as u64) >> 11) as f64) < share * (1u64 << 53) as f64
 }
 
 /// The pages one launch touches out of a range of `n` pages whose cold launch set is
@@ -452,10 +449,15 @@ pub struct Sim {
 /// fully determined by its seed).
 fn stream(seed: u64, component: u64) -> FastRng {
     // splitmix64 of (seed, component) so streams are independent.
-    let mut z = seed ^ component.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    FastRng::seed_from_u64(splitmix(seed, component))
+}
+
+/// The splitmix64 finaliser of `a` and `b`: well-mixed 64 bits for each pair.
+fn splitmix(a: u64, b: u64) -> u64 {
+    let mut z = a ^ b.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    FastRng::seed_from_u64(z ^ (z >> 31))
+    z ^ (z >> 31)
 }
 
 /// A working-set page index in `0..n` with the 80/20 skew of program locality: 80% of

@@ -358,7 +358,7 @@ mod tests {
             if let Some(app) = waiting {
                 return (sim, app);
             }
-            t = t + Nanos::from_secs_f64(10.0);
+            t += Nanos::from_secs_f64(10.0);
         }
     }
 

@@ -101,6 +101,13 @@ fn experiment_ice_quick_json_has_the_contract_shape() {
     for p in ["lru-cfs", "ucsg", "acclaim", "power-freezer", "ice", "ice-plus"] {
         assert!(runs.iter().any(|r| r["policy"] == p && r["device"] == "pixel3"), "{p} on pixel3");
         assert!(runs.iter().any(|r| r["policy"] == p && r["device"] == "p20"), "{p} on p20");
+        // §6.1.2's launch experiment: Table 3's 20 apps, 3 rounds when quick.
+        assert!(
+            runs.iter().any(|r| r["policy"] == p
+                && r["workload"] == "ice-launch"
+                && r["metrics"]["launches_cold"].as_u64().unwrap() + r["metrics"]["launches_warm"].as_u64().unwrap() == 60),
+            "{p} launches"
+        );
     }
     assert!(runs.iter().all(|r| r["metrics"]["fps"].is_number()));
     let out = floe(&["experiment", "nope"]);

@@ -106,7 +106,7 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
 
 /// The experiments floe knows, as `floe experiment NAME` takes them.
 pub const EXPERIMENTS: &[(&str, &str)] = &[
-    ("ice", "Ice §6.1: FPS/RIA in four scenarios, refaults and reclaims, power-manager freezing, BG-app sweep, Ice+ (Table 6)"),
+    ("ice", "Ice §6.1: FPS/RIA in four scenarios, refaults and reclaims, power-manager freezing, BG-app sweep, Ice+ (Table 6), launching over 10 rounds (Fig. 12)"),
     ("seal", "SEAL §VI: warm launch, interaction alerts, caching over 10 rounds of 30 apps; SL size, k and mu sweeps"),
     ("smartlmk", "SmartLMK §6.3: 256-launch benchmark over balloons 0-128 MB; total launch time, resumes, kills, per-app resumes"),
     ("selective", "Selective swap/kill §V: scenarios A1-C on the Nexus 5; mean and stddev of launch time"),

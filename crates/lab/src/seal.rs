@@ -1,7 +1,8 @@
 //! The SEAL paper's evaluation (Li et al., IEEE TCAD 2020, §VI): 30 apps of its Table I
 //! launched for 10 rounds on the HiKey 970, each driven by 500 Monkey events; warm
 //! launch latency (Fig. 10), interaction alerts (Fig. 11) and app caching capability
-//! (Fig. 13) for No-SWAP, ZSWAP, LLR, LLR+HPL and SEAL; then the sensitivity studies
+//! (Fig. 13, and per round, Fig. 14) for No-SWAP, ZSWAP, LLR, LLR+HPL and SEAL; then
+//! the sensitivity studies
 //! of SL1/SL2 sizes (Fig. 15), k (Fig. 16) and mu (Fig. 17) on SEAL.
 
 use crate::report::{mean_where, pct_cut, Comparison, Report, Table};
@@ -128,6 +129,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     for (other, r) in paper::SEAL_CACHING_OVER {
         cache.rows.push(Comparison { label: format!("seal / {other}"), paper: Some(r), ours: ratio(c("seal"), c(other)) });
     }
+    let fig14 = per_round(&runs);
     let (sizes, ks, mus) = sweeps(quick);
     let mut sl = Table { title: "Fig. 15: SEAL's caching capability by SL1 / SL2 size".into(), unit: "apps".into(), rows: vec![] };
     for (s1, s2) in &sizes {
@@ -167,7 +169,24 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
         "SL1 is sized like zram (uncompressed pages, the device's 1 GiB unless swept) and SL2 is the 2 GiB flash swap; SEAL locks launch-required pages in SL1 and HPL loads an app's SL2 pages back into it at each warm launch, killing cached apps when SL1 has no room (the paper: 'If no available space in SL1 to support page loading, or the total amount of launch-required pages of all the victim apps are more than the size of SL1, the app killing mechanism will wake up to release space'), which bounds SEAL's caching below ZSWAP's here. ZSWAP's first level is sized like SL1 (Sec. V-A: 'a dedicated RAM disk'), within the kernel's 20 % of RAM, and every page it holds also holds a slot of the 2 GB swap file (frontswap), so pool and flash together keep at most 2 GiB of pages; once both are full, the file cache is reclaimed and the LMK kills. The paper's ZSWAP also lost apps 'killed before completing the swap operation', a path floe does not model (docs/MODEL-NOTES.md).".into(),
         "Known differences: cached apps keep Ice's first-10-s background activity (docs/MODEL-NOTES.md), so AGS's whole-app swap-outs bring background refaults from SL2 that queue ahead of the foreground's reads; the catalog's footprints are later app versions than the paper's.".into(),
     ];
-    Report { experiment: "seal".into(), runs, tables: vec![warm, alert, cache, sl, kt, mt], notes }
+    Report { experiment: "seal".into(), runs, tables: vec![warm, alert, cache, fig14, sl, kt, mt], notes }
+}
+
+/// Fig. 14: warm launches in each round after the first, for No-SWAP, ZSWAP and SEAL
+/// (their runs at the default parameters), from the runs' launch logs.
+fn per_round(runs: &[RunRecord]) -> Table {
+    let mut t = Table { title: "Fig. 14: warm launches in each round".into(), unit: "apps".into(), rows: vec![] };
+    let base = |p: &str| runs.iter().find(|r| r.policy == p && !r.params.contains_key("policy_params"));
+    let rounds = runs.iter().flat_map(|r| r.launches.iter().map(|l| l.round + 1)).max().unwrap_or(0);
+    for round in 1..rounds {
+        for p in ["android-lmk", "zswap", "seal"] {
+            let warm = base(p).map_or(f64::NAN, |r| {
+                r.launches.iter().filter(|l| l.round == round && l.kind == floe_core::LaunchKind::Warm).count() as f64
+            });
+            t.rows.push(Comparison { label: format!("round {} {p}", round + 1), paper: None, ours: warm });
+        }
+    }
+    t
 }
 
 #[cfg(test)]
@@ -186,5 +205,40 @@ mod tests {
         assert_eq!(trend(&[1.0, 3.0]), 1.0);
         assert_eq!(trend(&[3.0, 1.0]), -1.0);
         assert_eq!(trend(&[2.0, 2.0]), 0.0);
+    }
+
+    /// Fig. 14 counts each base run's warm launches per round, from round 2 on, and
+    /// leaves the swept runs out.
+    #[test]
+    fn per_round_counts_warm_launches_of_the_base_runs() {
+        use floe_core::{LaunchKind, LaunchLog};
+        let log = |round, kind| LaunchLog { app: "facebook".into(), kind, ms: 1.0, round };
+        let run = |policy: &str, params: Option<&str>, launches: Vec<LaunchLog>| {
+            let mut p = std::collections::BTreeMap::new();
+            if let Some(x) = params {
+                p.insert("policy_params".to_string(), Param::Text(x.into()));
+            }
+            RunRecord {
+                policy: policy.into(),
+                device: DEVICE.into(),
+                workload: WORKLOAD.into(),
+                params: p,
+                seed: 1,
+                metrics: Metrics::default(),
+                launches,
+            }
+        };
+        let (c, w) = (LaunchKind::Cold, LaunchKind::Warm);
+        let runs = vec![
+            run("seal", Some("k=1"), vec![log(1, w), log(1, w), log(1, w), log(2, w)]),
+            run("seal", None, vec![log(0, c), log(0, c), log(1, w), log(1, c), log(2, w), log(2, w)]),
+            run("zswap", None, vec![log(0, c), log(1, w)]),
+        ];
+        let t = per_round(&runs);
+        let row = |l: &str| t.rows.iter().find(|r| r.label == l).unwrap_or_else(|| panic!("{l}")).ours;
+        assert_eq!((row("round 2 seal"), row("round 3 seal")), (1.0, 2.0));
+        assert_eq!((row("round 2 zswap"), row("round 3 zswap")), (1.0, 0.0));
+        assert!(row("round 2 android-lmk").is_nan(), "no run: n/a");
+        assert!(t.rows.iter().all(|r| !r.label.starts_with("round 1 ")));
     }
 }

@@ -52,19 +52,19 @@ const LAUNCH_SEGMENTS: u32 = 8;
 const WARM_STABLE_ANON: f64 = 0.44;
 
 /// Whether page `i` of a launch set is among the invariant pages of the app's warm
-/// launches: a splitmix64 hash of (`key`, `i`) below `share` of its range.
-fn launch_invariant(key: u64, i: u32, share: f64) -> bool {
-    ((splitmix(key, i as u64) >> 11) as f64) < share * (1u64 << 53) as f64
+/// launches: a splitmix64 hash of (`key`, `i`) below `WARM_STABLE_ANON` of its range.
+fn launch_invariant(key: u64, i: u32) -> bool {
+    ((splitmix(key, i as u64) >> 11) as f64) < WARM_STABLE_ANON * (1u64 << 53) as f64
 }
 
 /// The pages one launch touches out of a range of `n` pages whose cold launch set is
-/// `0..set`: a cold launch takes that set; a warm one the invariant part of it (`share`
-/// of the set, picked by `key`) and a window of the rest's size drawn from `0..n`.
+/// `0..set`: a cold launch takes that set; a warm one the invariant part of it
+/// (`WARM_STABLE_ANON` of the set, picked by `key`) and a window of the rest's size
+/// drawn from `0..n`.
 #[derive(Clone, Copy, Debug)]
 struct LaunchSet {
     set: u32,
     warm: bool,
-    share: f64,
     key: u64,
     from: u32,
     varying: u32,
@@ -72,19 +72,19 @@ struct LaunchSet {
 
 impl LaunchSet {
     fn cold(set: u32) -> LaunchSet {
-        LaunchSet { set, warm: false, share: 1.0, key: 0, from: 0, varying: 0 }
+        LaunchSet { set, warm: false, key: 0, from: 0, varying: 0 }
     }
 
-    fn warm(set: u32, n: u32, share: f64, key: u64, rng: &mut FastRng) -> LaunchSet {
-        let varying = (set - (set as f64 * share).round() as u32).min(n);
-        LaunchSet { set, warm: true, share, key, from: rng.gen_range(0..=n - varying), varying }
+    fn warm(set: u32, n: u32, key: u64, rng: &mut FastRng) -> LaunchSet {
+        let varying = (set - (set as f64 * WARM_STABLE_ANON).round() as u32).min(n);
+        LaunchSet { set, warm: true, key, from: rng.gen_range(0..=n - varying), varying }
     }
 
     /// Its pages in segment `s` of `n` (every page in exactly one segment).
     fn segment(self, s: u32, n: u32) -> impl Iterator<Item = u32> {
         let part = (self.set * s / n)..(self.set * (s + 1) / n);
         let window = (self.from + self.varying * s / n)..(self.from + self.varying * (s + 1) / n);
-        part.filter(move |&i| !self.warm || launch_invariant(self.key, i, self.share)).chain(window)
+        part.filter(move |&i| !self.warm || launch_invariant(self.key, i)).chain(window)
     }
 
     /// All its pages, in launch order.
@@ -1081,7 +1081,7 @@ impl Sim {
         // drawn as one window of its allocated heap.
         let anon_set = match kind {
             LaunchKind::Cold => LaunchSet::cold(a.launch_anon),
-            LaunchKind::Warm => LaunchSet::warm(a.launch_anon, a.populated, WARM_STABLE_ANON, a.launch_key, &mut a.rng),
+            LaunchKind::Warm => LaunchSet::warm(a.launch_anon, a.populated, a.launch_key, &mut a.rng),
         };
         let cpu_total = if kind == LaunchKind::Cold { a.cold_cpu } else { a.warm_cpu };
         a.launch = Some(Launch {
@@ -2120,8 +2120,8 @@ mod tests {
         for key in [1, 0xDEAD_BEEF] {
             let share = WARM_STABLE_ANON;
             let mut rng = stream(7, key);
-            let launches: Vec<Vec<u32>> = (0..10).map(|_| LaunchSet::warm(set, n, share, key, &mut rng).pages().collect()).collect();
-            let invariant: BTreeSet<u32> = (0..set).filter(|&i| launch_invariant(key, i, share)).collect();
+            let launches: Vec<Vec<u32>> = (0..10).map(|_| LaunchSet::warm(set, n, key, &mut rng).pages().collect()).collect();
+            let invariant: BTreeSet<u32> = (0..set).filter(|&i| launch_invariant(key, i)).collect();
             // The hash picks about `share` of the set (binomial, 10,000 draws: within 2 %).
             let got = invariant.len() as f64 / set as f64;
             assert!((got - share).abs() < 0.02, "share {share}: {got}");
@@ -2141,7 +2141,7 @@ mod tests {
             let frequent = hits.iter().filter(|&&h| h >= 9).count();
             assert!(frequent >= invariant.len() && frequent < invariant.len() + set as usize / 20, "{frequent}");
             // Another key picks other pages.
-            let other: BTreeSet<u32> = (0..set).filter(|&i| launch_invariant(key ^ 1, i, share)).collect();
+            let other: BTreeSet<u32> = (0..set).filter(|&i| launch_invariant(key ^ 1, i)).collect();
             assert_ne!(other, invariant);
         }
     }
@@ -2149,14 +2149,14 @@ mod tests {
     #[test]
     fn a_launch_splits_into_segments_that_cover_it_once() {
         let mut rng = stream(1, 1);
-        let l = LaunchSet::warm(777, 5000, WARM_STABLE_ANON, 42, &mut rng);
+        let l = LaunchSet::warm(777, 5000, 42, &mut rng);
         let all: Vec<u32> = l.pages().collect();
         let mut by_seg: Vec<u32> = (0..LAUNCH_SEGMENTS).flat_map(|s| l.segment(s, LAUNCH_SEGMENTS)).collect();
         assert_eq!(by_seg, all);
         // A window larger than the range it is drawn from is clamped to that range:
         // 100 pages allocated, so the varying part is all of them.
-        let small = LaunchSet::warm(777, 100, WARM_STABLE_ANON, 42, &mut rng);
-        let inv = |p: &u32| launch_invariant(42, *p, WARM_STABLE_ANON);
+        let small = LaunchSet::warm(777, 100, 42, &mut rng);
+        let inv = |p: &u32| launch_invariant(42, *p);
         by_seg = small.pages().filter(|p| !inv(p)).collect();
         assert_eq!(by_seg, (0..100).filter(|p| !inv(p)).collect::<Vec<_>>());
     }

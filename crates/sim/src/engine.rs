@@ -46,9 +46,10 @@ const LAUNCH_SEGMENTS: u32 = 8;
 /// touches: ASAP §4.1 (Fig. 4.2), "about 44 % of the anonymous pages are accessed 9 or
 /// 10 times across 10 switches"; the rest change with the app's context. Which pages
 /// of the cold launch's set are the invariant ones no seed says; floe takes a fixed
-/// pseudo-random subset per app (`launch_invariant`), so the share of them that other
-/// activity (the background working set, the foreground's hot pages) also touches is
-/// that activity's share of the heap, not a layout choice.
+/// pseudo-random subset per app (`launch_invariant`). The background working set is
+/// spread over the heap (`Spread`), so the share of the invariant pages it also touches
+/// is its share of the heap, not a layout choice; the foreground's hot pages are a heap
+/// prefix inside the launch set (a launch's pages are used again in execution).
 const WARM_STABLE_ANON: f64 = 0.44;
 
 /// Whether page `i` of a launch set is among the invariant pages of the app's warm
@@ -94,6 +95,41 @@ impl LaunchSet {
     }
 }
 
+/// The affine permutation `j -> (j * step + offset) mod n` of `0..n` whose first `m`
+/// values are a set of `m` pages spread evenly over the range: `step` is the integer
+/// nearest `n` over the golden ratio that is coprime to `n`, so by the three-distance
+/// theorem any prefix of the permutation leaves gaps of at most three sizes and
+/// meets every part of the range in proportion to its length.
+#[derive(Clone, Copy, Debug)]
+struct Spread {
+    n: u32,
+    step: u32,
+    offset: u32,
+}
+
+impl Spread {
+    fn new(n: u32, key: u64) -> Spread {
+        let gcd = |mut a: u64, mut b: u64| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        let n64 = n.max(1) as u64;
+        let mut step = ((n64 as f64 * 0.618_033_988_749_895).round() as u64).max(1);
+        while gcd(step, n64) != 1 {
+            step += 1;
+        }
+        Spread { n: n.max(1), step: (step % n64) as u32, offset: (key % n64) as u32 }
+    }
+
+    /// The `j`-th page of the spread (`j < n`).
+    #[inline]
+    fn at(self, j: u32) -> u32 {
+        ((j as u64 * self.step as u64 + self.offset as u64) % self.n as u64) as u32
+    }
+}
+
 /// Assumption: a background wakeup runs code as well as touching heap: file pages
 /// touched are a quarter of the anonymous pages touched.
 const BG_FILE_SHARE: u32 = 4;
@@ -103,6 +139,8 @@ const BG_FILE_SHARE: u32 = 4;
 /// not as a stream of new pages: `bg_touch_mib` per wakeup is that set spread over the
 /// wakeups in the window, so the set is `bg_touch_mib x BG_WINDOW_S / bg_period_s`.
 const BG_WINDOW_S: f64 = 30.0;
+/// Salt that derives an app's background-set key from its launch key.
+const BG_SPREAD_KEY: u64 = 0xB6;
 /// File pages in the background working set per anonymous page: Ice Fig. 4 splits the
 /// refaulted pages 48.6 % file, 51.4 % anonymous.
 const BG_HOT_FILE_PER_ANON: f64 = 48.6 / 51.4;
@@ -338,8 +376,9 @@ struct AppRt {
     ws_anon: u32,
     ws_file: u32,
     bg_touch: u32,
-    /// The background working set: the anonymous and file pages a cached app's wakeups
-    /// touch (the prefix of each range; see `bg_wake`).
+    /// The background working set: the sizes of the sets of anonymous and file pages a
+    /// cached app's wakeups touch (heap pages spread over the populated heap, file pages
+    /// the prefix of the file range; see `bg_wake`).
     bg_hot_anon: u32,
     bg_hot_file: u32,
     cold_cpu: Nanos,
@@ -1247,10 +1286,13 @@ impl Sim {
         let mut ctx = Ctx { t: self.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
         let (n, pop) = (a.bg_touch, a.populated.min(a.bg_hot_anon));
         let (nf, wf, file0) = (a.bg_touch / BG_FILE_SHARE, a.bg_hot_file, a.anon);
+        // The background heap set is spread over the populated heap (the launch set and
+        // the foreground's hot pages are heap prefixes; a prefix here would nest in them).
+        let spread = Spread::new(a.populated, splitmix(a.launch_key, BG_SPREAD_KEY));
         let mut idx = std::mem::take(&mut self.scratch);
         let rng = &mut self.apps[app as usize].rng;
         if pop > 0 {
-            idx.extend((0..n).map(|_| below(rng.next_u32(), pop)));
+            idx.extend((0..n).map(|_| spread.at(below(rng.next_u32(), pop))));
         }
         if wf > 0 {
             idx.extend((0..nf).map(|_| file0 + below(rng.next_u32(), wf)));
@@ -2105,7 +2147,7 @@ impl SystemView for Sim {
 
 #[cfg(test)]
 mod tests {
-    use super::{launch_invariant, scan_fractions, stream, LaunchSet, LAUNCH_SEGMENTS, WARM_STABLE_ANON};
+    use super::{launch_invariant, scan_fractions, stream, LaunchSet, Spread, LAUNCH_SEGMENTS, WARM_STABLE_ANON};
     use std::collections::BTreeSet;
 
     #[test]
@@ -2143,6 +2185,31 @@ mod tests {
             // Another key picks other pages.
             let other: BTreeSet<u32> = (0..set).filter(|&i| launch_invariant(key ^ 1, i)).collect();
             assert_ne!(other, invariant);
+        }
+    }
+
+    #[test]
+    fn a_spread_is_a_permutation_whose_prefixes_cover_the_range_evenly() {
+        for (n, key) in [(1u32, 0u64), (2, 5), (97, 3), (1024, 77), (54_912, 0xDEAD_BEEF), (38_400, 1)] {
+            let s = Spread::new(n, key);
+            let mut seen = vec![false; n as usize];
+            for j in 0..n {
+                let i = s.at(j);
+                assert!(i < n && !seen[i as usize], "n {n}: {i} twice or out of range");
+                seen[i as usize] = true;
+            }
+            if n < 1000 {
+                continue;
+            }
+            // Any prefix of the spread meets a prefix of the range (the launch set, the
+            // foreground's hot pages) in proportion to both: within 1 % of n.
+            for m in [n / 10, n / 4, n / 2] {
+                for l in [n / 8, n / 3, (n * 7) / 10] {
+                    let hit = (0..m).filter(|&j| s.at(j) < l).count() as f64;
+                    let expect = m as f64 * l as f64 / n as f64;
+                    assert!((hit - expect).abs() < 0.01 * n as f64, "n {n} m {m} l {l}: {hit} vs {expect}");
+                }
+            }
         }
     }
 

@@ -1742,7 +1742,12 @@ impl Sim {
             return;
         }
         let (free, file) = (self.free(), self.file_lru());
-        let Some(&(min_adj, _)) = self.minfree.iter().find(|&&(_, mf)| free < mf && (self.lmk_free_only || file < mf)) else {
+        // The kernel's lowmemorykiller.c, and lmkd, which mirrors it, compare minfree with
+        // `other_free`: free pages minus totalreserve_pages, the zones' high watermarks
+        // plus their lowmem reserves (floe has one zone and no reserve). A policy's own
+        // kill threshold is on free memory itself.
+        let other_free = if self.lmk_free_only { free } else { free - self.wmark[2] };
+        let Some(&(min_adj, _)) = self.minfree.iter().find(|&&(_, mf)| other_free < mf && (self.lmk_free_only || file < mf)) else {
             return;
         };
         if self.setup.lmk == LmkMode::Policy {

@@ -1484,7 +1484,7 @@ impl Sim {
                 self.pending.push(Event::Pressure { free: p(free), low: p(self.wmark[1]), min: p(self.wmark[0]) });
             }
         }
-        if free <= self.minfree.last().map_or(0, |m| m.1) && self.last_lmk.is_none_or(|t| self.now >= t + LMK_INTERVAL) {
+        if self.lmk_free() <= self.minfree.last().map_or(0, |m| m.1) && self.last_lmk.is_none_or(|t| self.now >= t + LMK_INTERVAL) {
             self.lmk();
         }
         if self.free() <= self.wmark[0] {
@@ -1741,12 +1741,7 @@ impl Sim {
         if self.setup.lmk == LmkMode::OomOnly {
             return;
         }
-        let (free, file) = (self.free(), self.file_lru());
-        // The kernel's lowmemorykiller.c, and lmkd, which mirrors it, compare minfree with
-        // `other_free`: free pages minus totalreserve_pages, the zones' high watermarks
-        // plus their lowmem reserves (floe has one zone and no reserve). A policy's own
-        // kill threshold is on free memory itself.
-        let other_free = if self.lmk_free_only { free } else { free - self.wmark[2] };
+        let (free, other_free, file) = (self.free(), self.lmk_free(), self.file_lru());
         let Some(&(min_adj, _)) = self.minfree.iter().find(|&&(_, mf)| other_free < mf && (self.lmk_free_only || file < mf)) else {
             return;
         };
@@ -1760,6 +1755,18 @@ impl Sim {
         }
         if let Some(v) = self.pick_victim(min_adj) {
             self.kill(v);
+        }
+    }
+
+    /// The free memory the LMK compares with minfree. The kernel's lowmemorykiller.c,
+    /// and lmkd, which mirrors it, use `other_free`: free pages minus
+    /// totalreserve_pages, the zones' high watermarks plus their lowmem reserves (floe
+    /// has one zone and no reserve). A policy's own kill threshold is on free memory.
+    fn lmk_free(&self) -> i64 {
+        if self.lmk_free_only {
+            self.free()
+        } else {
+            self.free() - self.wmark[2]
         }
     }
 

@@ -423,10 +423,10 @@ fn selective_kill_first_beats_swap_all_in_scenario_b() {
 }
 
 /// SEAL §VI on a shortened seal-30apps (3 rounds): SEAL caches more apps than No-SWAP,
-/// adds far fewer interaction alerts to No-SWAP's than ZSWAP does, and its warm launches are closer to
-/// No-SWAP's than to ZSWAP's (Figs. 10, 11, 13; the paper's are much closer, see
-/// docs/MODEL-NOTES.md); a larger k caches fewer apps with fewer alerts (Fig. 16), a
-/// larger mu more apps with more alerts (Fig. 17).
+/// adds far fewer interaction alerts to No-SWAP's than ZSWAP does, and its warm
+/// launches are closer to No-SWAP's than to ZSWAP's (Figs. 10, 11, 13; the paper's are
+/// much closer, see docs/MODEL-NOTES.md); a larger k caches fewer apps with fewer alerts
+/// (Fig. 16), a larger mu more apps with more alerts (Fig. 17).
 #[test]
 fn seal_trades_caching_against_alerts_as_the_paper_shows() {
     let run = |policy: &str| {

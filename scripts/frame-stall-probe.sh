@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Measures on this kernel how a 60 Hz foreground loop's frame times change when cached
+# "background apps" that keep touching a working set share a memory cgroup (v1) with it
+# under a limit, with zram swap: the mechanism Ice's Fig. 1 is about (background
+# refaults and reclaim delaying the foreground), as a real kernel does it. Needs root,
+# gcc, cgroup v1 memory and an unused /dev/zram0; creates and removes its own cgroup,
+# processes and zram swap, and leaves /dev/zram0 reset.
+#   usage: sudo scripts/frame-stall-probe.sh [LIMIT_MIB=512] [SECONDS=30] [BG_APPS="0 8"] [FILES=0|1]
+# Each app: 200 MiB heap, a 60 MiB working set spread over it, 10 MiB touched per
+# wakeup, a wakeup every 5 s on average; the foreground: a 100 MiB working set (1/60 of
+# it touched per frame), a fresh 256 KiB buffer per frame and 4 ms of CPU. With
+# FILES=1 each app also maps its own 100 MiB file (code; the foreground reads 1/60 of
+# its file per frame, a background wakeup as many file pages as heap pages), so
+# reclaim drops file pages that come back from the disk. Files live in a temporary
+# directory under /var/tmp (on disk) and are removed.
+set -euo pipefail
+LIMIT=${1:-512}
+SECS=${2:-30}
+NS=${3:-"0 8"}
+FILES=${4:-0}
+TAG=floe-probe-$$
+CG=/sys/fs/cgroup/memory/$TAG
+BIN=$(mktemp -d /tmp/$TAG.XXXX)
+DATA=$(mktemp -d /var/tmp/$TAG.XXXX)
+here=$(cd "$(dirname "$0")" && pwd)
+[ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 2; }
+[ -d /sys/fs/cgroup/memory ] || { echo "needs the cgroup v1 memory hierarchy" >&2; exit 2; }
+grep -q zram0 /proc/swaps && { echo "/dev/zram0 is already a swap device; not touching it" >&2; exit 2; }
+[ "$(cat /sys/block/zram0/disksize)" = 0 ] || { echo "/dev/zram0 is in use (disksize set)" >&2; exit 2; }
+gcc -O2 -o "$BIN/fg" "$here/probe/fg.c"
+gcc -O2 -o "$BIN/bg" "$here/probe/bg.c" -lm
+
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rmdir "$CG" 2>/dev/null || true
+  swapoff /dev/zram0 2>/dev/null || true
+  echo 1 > /sys/block/zram0/reset 2>/dev/null || true
+  rm -rf "$BIN" "$DATA"
+}
+trap cleanup EXIT
+
+grep -qw lz4 /sys/block/zram0/comp_algorithm && echo lz4 > /sys/block/zram0/comp_algorithm
+echo 4G > /sys/block/zram0/disksize
+mkswap /dev/zram0 >/dev/null
+swapon /dev/zram0
+mkdir "$CG"
+echo $((LIMIT * 1024 * 1024)) > "$CG/memory.limit_in_bytes"
+echo 100 > "$CG/memory.swappiness"
+
+fgfile=()
+if [ "$FILES" = 1 ]; then
+  max=0
+  for n in $NS; do [ "$n" -gt "$max" ] && max=$n; done
+  for i in fg $(seq 0 $((max - 1))); do head -c $((100 * 1024 * 1024)) /dev/urandom > "$DATA/$i"; done
+  sync
+  fgfile=(100 "$DATA/fg")
+fi
+for n in $NS; do
+  # Nothing of the files in the page cache before a run (they are this script's own).
+  [ "$FILES" = 1 ] && for f in "$DATA"/*; do dd if="$f" iflag=nocache count=0 status=none; done
+  for ((i = 0; i < n; i++)); do
+    bgfile=""
+    [ "$FILES" = 1 ] && bgfile="$DATA/$i"
+    sh -c "echo \$\$ > $CG/cgroup.procs && exec $BIN/bg 200 60 10 5 $i $bgfile" &
+    pids+=($!)
+  done
+  sleep $((n > 0 ? 20 : 1))
+  before=$(awk '/^pgmajfault|^pgpgout/ {printf "%s=%s ", $1, $2}' "$CG/memory.stat")
+  res=$(sh -c "echo \$\$ > $CG/cgroup.procs && exec $BIN/fg 100 $SECS 4 256 ${fgfile[*]}")
+  after=$(awk '/^pgmajfault|^pgpgout/ {printf "%s=%s ", $1, $2}' "$CG/memory.stat")
+  echo "bg_apps $n limit ${LIMIT}MiB files $FILES: $res"
+  echo "  memory.stat before: $before after: $after"
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  pids=()
+done

@@ -1,0 +1,103 @@
+// A foreground "render" loop for scripts/frame-stall-probe.sh: at 60 Hz, touch 1/60 of
+// a working set (80 % of touches in its hottest fifth), map and fill a fresh per-frame
+// buffer, spin for the frame's CPU time; print frame-time statistics at the end.
+//   usage: fg WS_MIB SECONDS CPU_MS BUF_KIB [FILE_MIB FILE]
+// With FILE_MIB, FILE (created at that size) is mapped read-only and 1/60 of it is
+// read per frame like code pages, with the same skew.
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 5 && argc != 7) {
+        fprintf(stderr, "usage: fg WS_MIB SECONDS CPU_MS BUF_KIB [FILE_MIB FILE]\n");
+        return 2;
+    }
+    size_t pages = (size_t)atof(argv[1]) * 256;
+    int frames = (int)(atof(argv[2]) * 60);
+    double cpu_ms = atof(argv[3]);
+    size_t buf = (size_t)atof(argv[4]) * 1024;
+    volatile char *ws = mmap(NULL, pages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ws == MAP_FAILED) return 1;
+    for (size_t p = 0; p < pages; p++) ws[p * 4096] = (char)p;
+    volatile double sink = 0;
+    size_t fpages = argc == 7 ? (size_t)atof(argv[5]) * 256 : 0;
+    volatile const char *fm = NULL;
+    if (fpages) {
+        int fd = open(argv[6], O_RDONLY);
+        if (fd < 0) return 1;
+        fm = mmap(NULL, fpages * 4096, PROT_READ, MAP_SHARED, fd, 0);
+        if (fm == MAP_FAILED) return 1;
+        for (size_t p = 0; p < fpages; p++) (void)fm[p * 4096];
+    }
+    double *ft = calloc(frames, sizeof(double));
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
+    uint64_t x = 88172645463325252ull;
+    double next = now_ms();
+    for (int f = 0; f < frames; f++) {
+        double t0 = now_ms();
+        for (size_t i = 0; i < pages / 60 + 1; i++) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            size_t hot = pages / 5 + 1;
+            size_t p = (x % 5) ? (x >> 8) % hot : hot + (x >> 8) % (pages - hot + 1);
+            if (p >= pages) p = pages - 1;
+            ws[p * 4096] += 1;
+        }
+        for (size_t i = 0; fpages && i < fpages / 60 + 1; i++) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            size_t hot = fpages / 5 + 1;
+            size_t p = (x % 5) ? (x >> 8) % hot : hot + (x >> 8) % (fpages - hot + 1);
+            if (p >= fpages) p = fpages - 1;
+            sink += fm[p * 4096];
+        }
+        if (buf) {
+            char *b = mmap(NULL, buf, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (b != MAP_FAILED) {
+                memset(b, f, buf);
+                munmap(b, buf);
+            }
+        }
+        while (now_ms() - t0 < cpu_ms) sink += 1.0;
+        ft[f] = now_ms() - t0;
+        next += 1000.0 / 60.0;
+        double wait = next - now_ms();
+        if (wait > 0) {
+            struct timespec s = { 0, (long)(wait * 1e6) };
+            nanosleep(&s, NULL);
+        } else {
+            next = now_ms();
+        }
+    }
+    getrusage(RUSAGE_SELF, &ru1);
+    int over = 0;
+    double sum = 0;
+    for (int f = 0; f < frames; f++) {
+        sum += ft[f];
+        over += ft[f] > 16.6;
+    }
+    qsort(ft, frames, sizeof(double), cmp);
+    printf("frames %d mean_ms %.2f p50_ms %.2f p95_ms %.2f p99_ms %.2f max_ms %.2f over_16.6ms %d (%.2f %%) "
+           "own_major_faults %ld\n",
+           frames, sum / frames, ft[frames / 2], ft[frames * 95 / 100], ft[frames * 99 / 100], ft[frames - 1], over,
+           100.0 * over / frames, ru1.ru_majflt - ru0.ru_majflt);
+    return 0;
+}

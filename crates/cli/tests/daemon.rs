@@ -505,7 +505,10 @@ fn asap_prepaging_lowers_major_faults_on_switch_in() {
         assert!(vm_kb(x_pid, "VmSwap:") > 48 << 10, "round {n}: x's heap is in swap");
         ctl(&sock, &["fg", "x"]);
         // The switch's own work before the app reads its heap, the same every round.
-        std::thread::sleep(Duration::from_millis(500));
+        // Prepaging runs at SCHED_IDLE, as ASAP's threads do, so it needs idle CPU: at
+        // 500 ms it got through 60 % of the heap beside a release build, and at 1.5 s
+        // through two thirds of it beside two busy loops; on an idle machine all.
+        std::thread::sleep(Duration::from_millis(1500));
         std::fs::write(dir.join(format!("go-{n}")), "").unwrap();
         let done = dir.join(format!("done-{n}"));
         wait_for("x read its heap", Duration::from_secs(30), || std::fs::read_to_string(&done).is_ok_and(|s| !s.is_empty()));

@@ -572,9 +572,29 @@ impl Policy for SmartLmk {
         }
     }
 
-    /// The History Store (§4.5: it is persistent storage), keyed by app name.
+    /// The History Store (§4.5: it is persistent storage), keyed by app name. A launch
+    /// whose tracker has not settled yet but whose backend latency came is included with
+    /// that latency, as if its session were cut short now, so that a daemon stopped
+    /// mid-session (or a busy system keeping the tracker above its threshold) loses
+    /// nothing the backend measured; the policy's own session goes on.
     fn export_state(&self, view: &dyn SystemView) -> Option<String> {
-        let apps: BTreeMap<String, &AppHistory> = self.history.iter().filter_map(|(id, h)| Some((view.app(*id)?.name, h))).collect();
+        let mut history = self.history.clone();
+        if let Some(s) = self.session.as_ref() {
+            if let Some(time) = s.latency {
+                let h = history.entry(s.app).or_default();
+                match s.kind {
+                    LaunchKind::Cold => {
+                        h.starts += 1;
+                        h.start_ms_sum += time.as_ms_f64();
+                    }
+                    LaunchKind::Warm => {
+                        h.resumes += 1;
+                        h.resume_ms_sum += time.as_ms_f64();
+                    }
+                }
+            }
+        }
+        let apps: BTreeMap<String, &AppHistory> = history.iter().filter_map(|(id, h)| Some((view.app(*id)?.name, h))).collect();
         serde_json::to_string(&serde_json::json!({ "launch_seq": self.launch_seq, "apps": apps })).ok()
     }
 
@@ -979,6 +999,39 @@ mod tests {
         assert_eq!(q.history(AppId(3)), None);
         assert_eq!(q.launch_seq, 7);
         assert!(q.import_state("{not json", &w).unwrap_err().contains("SmartLMK history"));
+    }
+
+    /// A launch whose tracker has not settled when the state is saved (the daemon
+    /// stopping, or a busy system holding utilisation above tau_peak) is saved with the
+    /// backend's latency; the session itself goes on and, once it settles, counts once.
+    #[test]
+    fn saved_state_includes_an_open_launch_the_backend_measured() {
+        let mut p = SmartLmk::new(SmartLmkParams::default());
+        let mut v = new_view();
+        v.add(1, AppState::Cached, 900, 80.0);
+        let mut out = Vec::new();
+        v.fg = Some(AppId(1));
+        p.on_event(&Event::LaunchStarted { app: AppId(1), kind: LaunchKind::Warm }, &v, &mut out);
+        v.util = 1.0;
+        v.now += Nanos::from_ms(100);
+        p.on_event(&Event::Tick, &v, &mut out);
+        let saved = |p: &SmartLmk, v: &View| -> serde_json::Value { serde_json::from_str(&p.export_state(v).unwrap()).unwrap() };
+        // No latency yet: nothing measured to save.
+        assert_eq!(saved(&p, &v)["apps"]["app1"]["resumes"], 0);
+        p.on_event(&Event::LaunchDone { app: AppId(1), kind: LaunchKind::Warm, latency: Nanos::from_ms(300) }, &v, &mut out);
+        let s = saved(&p, &v);
+        assert_eq!((s["apps"]["app1"]["resumes"].as_u64(), s["apps"]["app1"]["resume_ms_sum"].as_f64()), (Some(1), Some(300.0)));
+        assert_eq!(p.history(AppId(1)).map(|h| h.resumes), Some(0), "the live history waits for the tracker");
+        // The activity settles: the tracker's estimate is the one kept, once.
+        v.util = 0.0;
+        for _ in 0..40 {
+            v.now += Nanos::from_ms(100);
+            p.on_event(&Event::Tick, &v, &mut out);
+        }
+        let h = p.history(AppId(1)).expect("history");
+        assert_eq!(h.resumes, 1);
+        assert_ne!(h.resume_ms_sum, 300.0, "the tracker's estimate, not the backend's");
+        assert_eq!(saved(&p, &v)["apps"]["app1"]["resumes"], 1);
     }
 
     #[test]

@@ -263,6 +263,19 @@ pub struct AppHistory {
 }
 
 impl AppHistory {
+    /// Counts one measured launch: a cold one as a start, a warm one as a resume.
+    fn record_launch(&mut self, kind: LaunchKind, time: Nanos) {
+        match kind {
+            LaunchKind::Cold => {
+                self.starts += 1;
+                self.start_ms_sum += time.as_ms_f64();
+            }
+            LaunchKind::Warm => {
+                self.resumes += 1;
+                self.resume_ms_sum += time.as_ms_f64();
+            }
+        }
+    }
     pub fn mean_start_ms(&self) -> Option<f64> {
         (self.starts > 0).then(|| self.start_ms_sum / self.starts as f64)
     }
@@ -378,17 +391,7 @@ impl SmartLmk {
         let time = tracked.or(s.latency);
         self.records.push(LaunchRecord { app: s.app, kind: s.kind, started: s.tracker.start, tracked, latency: s.latency });
         let Some(time) = time else { return };
-        let h = self.history.entry(s.app).or_default();
-        match s.kind {
-            LaunchKind::Cold => {
-                h.starts += 1;
-                h.start_ms_sum += time.as_ms_f64();
-            }
-            LaunchKind::Warm => {
-                h.resumes += 1;
-                h.resume_ms_sum += time.as_ms_f64();
-            }
-        }
+        self.history.entry(s.app).or_default().record_launch(s.kind, time);
     }
 
     fn abort_session(&mut self) {
@@ -581,17 +584,7 @@ impl Policy for SmartLmk {
         let mut history = self.history.clone();
         if let Some(s) = self.session.as_ref() {
             if let Some(time) = s.latency {
-                let h = history.entry(s.app).or_default();
-                match s.kind {
-                    LaunchKind::Cold => {
-                        h.starts += 1;
-                        h.start_ms_sum += time.as_ms_f64();
-                    }
-                    LaunchKind::Warm => {
-                        h.resumes += 1;
-                        h.resume_ms_sum += time.as_ms_f64();
-                    }
-                }
+                history.entry(s.app).or_default().record_launch(s.kind, time);
             }
         }
         let apps: BTreeMap<String, &AppHistory> = history.iter().filter_map(|(id, h)| Some((view.app(*id)?.name, h))).collect();

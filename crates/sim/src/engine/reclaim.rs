@@ -1,0 +1,346 @@
+//! Reclaim in the engine: allocation against the watermarks (kswapd from the low one,
+//! direct reclaim from the min one), Linux's anon/file scan balance, the LRU scan with
+//! young and referenced bits and the inactive ratio, eviction to zram / zswap / flash or
+//! dropping a file page with a shadow entry, and Ice+'s frozen-first pass.
+
+use super::{Cont, Ctx, Ev, Evict, Sim, EVICT_NS, LMK_INTERVAL, RECLAIM_BATCH, SCAN_NS, SWAPPINESS};
+use crate::flash::Op;
+use crate::pages::{Loc, F_LOCKED, F_REFERENCED, F_YOUNG};
+use floe_core::{AppState, Event, Nanos, Pages, ReclaimOrder, SwapSetup};
+
+/// The anon/file balance of one reclaim pass (Linux's scan_balance).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Balance {
+    File,
+    Anon,
+    /// Scan both, in proportion to these weights.
+    Fract {
+        anon: u64,
+        file: u64,
+    },
+    /// Scan the larger list (the kernel at priority 0: both by size).
+    Equal,
+}
+
+/// get_scan_count's weights of the anon and file LRUs: each type's priority
+/// (swappiness, 200 - swappiness) times how many of its recently scanned pages were not
+/// rotated back to active use, so the type whose pages prove busy is scanned less.
+pub(super) fn scan_fractions(swappiness: u64, scanned: [u64; 2], rotated: [u64; 2]) -> (u64, u64) {
+    let ap = swappiness * (scanned[0] + 1) / (rotated[0] + 1);
+    let fp = (200 - swappiness) * (scanned[1] + 1) / (rotated[1] + 1);
+    (ap, fp)
+}
+
+impl Sim {
+    /// What reclaim scans next, as Linux's get_scan_count decides it for a pass.
+    pub(super) fn scan_balance(&mut self, anon_ok: bool) -> Balance {
+        let len = |l: Loc| self.pages.list_len(l) as u64;
+        let (ia, aa, ifl, af) = (len(Loc::InactiveAnon), len(Loc::ActiveAnon), len(Loc::InactiveFile), len(Loc::ActiveFile));
+        if !anon_ok {
+            return Balance::File;
+        }
+        // File pages nearly gone: only anonymous memory is left to take.
+        if ifl + af + (self.free().max(0) as u64) <= self.wmark[2].max(0) as u64 {
+            return Balance::Anon;
+        }
+        // Linux 3.11-5.8 also reclaims only file pages while the inactive file list is
+        // not low ("only evict file pages when we have plenty"); that rule is left out:
+        // see docs/MODEL-NOTES.md.
+        for (k, size) in [(0, ia + aa), (1, ifl + af)] {
+            if self.recent_scanned[k] > size / 4 {
+                self.recent_scanned[k] /= 2;
+                self.recent_rotated[k] /= 2;
+            }
+        }
+        let (anon, file) = scan_fractions(SWAPPINESS, self.recent_scanned, self.recent_rotated);
+        Balance::Fract { anon, file }
+    }
+
+    /// The inactive list's target: inactive x ratio >= active, ratio = sqrt(10 x GiB of the list).
+    pub(super) fn inactive_ratio(&self, pages: u64) -> u64 {
+        let gb = pages >> 18;
+        if gb == 0 {
+            1
+        } else {
+            ((10 * gb) as f64).sqrt() as u64
+        }
+    }
+
+    /// Makes room for one page: wakes kswapd below the low watermark, reclaims
+    /// directly (stalling the caller) below the min watermark.
+    pub(super) fn alloc(&mut self, ctx: &mut Ctx) {
+        let free = self.free();
+        if free <= self.wmark[1] && !self.kswapd_active {
+            self.kswapd_active = true;
+            self.push(self.now, Ev::Kswapd);
+            if self.setup.events.pressure {
+                let p = |x: i64| Pages(x.max(0) as u64);
+                self.pending.push(Event::Pressure { free: p(free), low: p(self.wmark[1]), min: p(self.wmark[0]) });
+            }
+        }
+        if self.lmk_free() <= self.minfree.last().map_or(0, |m| m.1) && self.last_lmk.is_none_or(|t| self.now >= t + LMK_INTERVAL) {
+            self.lmk();
+        }
+        if self.free() <= self.wmark[0] {
+            let (got, cost, io) = self.shrink(RECLAIM_BATCH, ctx.t);
+            self.c.direct_reclaimed += got as u64;
+            ctx.cpu += cost.0;
+            ctx.compress += cost.1;
+            ctx.t = ctx.t.max(io);
+            self.lmk();
+            if got == 0 && self.free() <= 0 {
+                self.oom_kill();
+            }
+        }
+    }
+
+    pub(super) fn swap_possible(&self) -> bool {
+        if self.setup.swap == SwapSetup::TwoLevel {
+            // Everything is swapped into SL1 first.
+            return self.zram_stored < self.zram_cap;
+        }
+        if self.setup.swap == SwapSetup::Zswap {
+            return self.zram_stored + self.flash_used < self.flash_cap;
+        }
+        self.zram_stored < self.zram_cap || self.flash_used < self.flash_cap
+    }
+
+    /// Under zswap every stored page holds a slot of the swap device: reclaim allocates
+    /// the slot (add_to_swap) before the write that frontswap diverts into the pool
+    /// (swap_writepage), so pool and flash share the device's size. Other setups have
+    /// no such bond.
+    pub(super) fn swap_slots_left(&self) -> bool {
+        self.setup.swap != SwapSetup::Zswap || self.zram_stored + self.flash_used < self.flash_cap
+    }
+
+    // ----- reclaim -----
+
+    pub(super) fn kswapd_batch(&mut self) {
+        self.lmk();
+        if self.free() >= self.wmark[2] && !self.seal_ags_busy() {
+            self.kswapd_active = false;
+            return;
+        }
+        self.kswapd_active = true;
+        let (got, cost, io) = self.shrink(RECLAIM_BATCH, self.now);
+        if got == 0 {
+            self.kswapd_active = false;
+            return;
+        }
+        // Pages written to flash swap are not really free until their writeback ends:
+        // kswapd goes on only after this batch's writes complete, so swap-out runs at
+        // the flash's write speed instead of piling up a queue that reads wait behind.
+        let ctx = Ctx { t: io, cpu: cost.0, compress: cost.1 };
+        self.start_job(ctx, Nanos::ZERO, None, Cont::Kswapd);
+    }
+
+    /// Reclaims up to `nr` pages from the LRU tails. Returns (pages freed, (CPU cost,
+    /// of which compression), when its flash writes are done).
+    pub(super) fn shrink(&mut self, nr: u32, t: Nanos) -> (u32, (Nanos, Nanos), Nanos) {
+        let mut acc = Evict::default();
+        if self.setup.reclaim == ReclaimOrder::FrozenFirst {
+            self.shrink_frozen(nr, &mut acc);
+        }
+        // SEAL's AGS swaps anonymous memory a whole app at a time; the LRU then only
+        // gives up file pages.
+        let ags = self.seal.as_ref().is_some_and(|s| s.cfg.ags);
+        if ags {
+            self.seal_ags_shrink(nr, &mut acc);
+        }
+        // Like the kernel raising scan priority until it scans whole lists, a pass may
+        // walk the entire LRU once before giving up.
+        let budget = (nr as u64 * 64).max(self.resident() as u64 * 2);
+        // FG-aware eviction skips the foreground app's pages until a whole list was
+        // skipped (then nothing else is left to take).
+        let mut fg_skipped: u32 = 0;
+        let mut balance = self.scan_balance(self.swap_possible() && !ags);
+        // Pages scanned this pass from the anon [0] and file [1] lists.
+        let mut pass = [0u64; 2];
+        while acc.got < nr && acc.scanned < budget {
+            let anon_ok = self.swap_possible() && !ags;
+            let lru = |s: &Self, k: Loc, l: Loc| (s.pages.list_len(k) + s.pages.list_len(l)) as u64;
+            let (anon_lru, file_lru) = (lru(self, Loc::InactiveAnon, Loc::ActiveAnon), lru(self, Loc::InactiveFile, Loc::ActiveFile));
+            // A list scanned through without enough reclaimed: the kernel's priority
+            // falls to 0 and it scans both in proportion to their size.
+            let exhausted = match balance {
+                Balance::File => pass[1] > file_lru,
+                Balance::Anon => pass[0] > anon_lru,
+                Balance::Fract { .. } => pass[0] + pass[1] > anon_lru + file_lru,
+                Balance::Equal => false,
+            };
+            if exhausted {
+                balance = Balance::Equal;
+            }
+            let anon = anon_ok
+                && match balance {
+                    Balance::File => false,
+                    Balance::Anon => anon_lru > 0,
+                    // Keep each list's share of this pass's scans at its size times its
+                    // fraction, as the kernel's scan targets are.
+                    Balance::Fract { anon, file } => {
+                        let (wa, wf) = (anon as u128 * anon_lru as u128, file as u128 * file_lru as u128);
+                        wa > 0 && (wf == 0 || pass[0] as u128 * (wa + wf) <= wa * (pass[0] + pass[1]) as u128)
+                    }
+                    Balance::Equal => anon_lru > file_lru,
+                };
+            let k = (!anon) as usize;
+            let (inactive, active) = if anon { (Loc::InactiveAnon, Loc::ActiveAnon) } else { (Loc::InactiveFile, Loc::ActiveFile) };
+            let ratio = self.inactive_ratio(if anon { anon_lru } else { file_lru }) as u32;
+            if self.pages.list_len(inactive) * ratio < self.pages.list_len(active) || self.pages.list_len(inactive) == 0 {
+                // Deactivate a batch from the active tail; the young bit is cleared.
+                for _ in 0..RECLAIM_BATCH {
+                    let Some(p) = self.pages.tail(active) else {
+                        break;
+                    };
+                    acc.scanned += 1;
+                    self.recent_scanned[k] += 1;
+                    self.pages.set_flag(p, F_YOUNG | F_REFERENCED, false);
+                    self.pages.move_to(p, inactive);
+                }
+            }
+            let Some(p) = self.pages.tail(inactive) else {
+                if !anon_ok || self.pages.list_len(Loc::InactiveFile) + self.pages.list_len(Loc::ActiveFile) == 0 {
+                    break;
+                }
+                continue;
+            };
+            acc.scanned += 1;
+            pass[k] += 1;
+            self.recent_scanned[k] += 1;
+            if self.pages.has(p, F_YOUNG) {
+                self.pages.set_flag(p, F_YOUNG, false);
+                if anon || self.pages.has(p, F_REFERENCED) {
+                    self.recent_rotated[k] += 1;
+                    self.pages.move_to(p, active);
+                } else {
+                    self.pages.set_flag(p, F_REFERENCED, true);
+                    self.pages.rotate(p);
+                }
+                continue;
+            }
+            if self.setup.reclaim == ReclaimOrder::FgLast
+                && self.fg == Some(self.pages.owner(p))
+                && fg_skipped <= self.pages.list_len(inactive)
+            {
+                fg_skipped += 1;
+                self.pages.rotate(p);
+                continue;
+            }
+            if !self.evict_page(p, &mut acc) {
+                if self.pages.has(p, F_LOCKED) {
+                    self.pages.rotate(p);
+                } else if anon && !self.apps[self.pages.owner(p) as usize].swappable {
+                    // Unswappable: off the LRU until its app may swap again.
+                    self.pages.move_to(p, Loc::Unevictable);
+                } else {
+                    self.recent_rotated[k] += 1;
+                    self.pages.move_to(p, active);
+                }
+            }
+        }
+        let mut io_done = t;
+        if acc.flash_writes > 0 {
+            io_done = self.flash.submit(t, Op::Write, acc.flash_writes * 4096);
+        }
+        self.c.reclaimed += acc.got as u64;
+        self.c.scanned += acc.scanned;
+        if acc.got > 0 {
+            self.seal_arm();
+        }
+        let cpu = Nanos(acc.scanned * SCAN_NS + acc.got as u64 * EVICT_NS) + acc.compress;
+        (acc.got, (cpu, acc.compress), io_done)
+    }
+
+    /// Evicts one resident page: an anonymous page to swap (zram first, then flash;
+    /// zswap writes its oldest pool entry back when full), a file page dropped, either
+    /// leaving a shadow entry. Returns false if the page cannot go (locked, or
+    /// anonymous with no swap for its app).
+    pub(super) fn evict_page(&mut self, p: u32, acc: &mut Evict) -> bool {
+        if self.pages.has(p, F_LOCKED) {
+            return false;
+        }
+        if self.pages.is_anon(p) {
+            let app = self.pages.owner(p) as usize;
+            if !self.apps[app].swappable || !self.swap_possible() {
+                return false;
+            }
+            let tier = if self.zram_stored < self.zram_cap || self.setup.swap == SwapSetup::TwoLevel { Loc::Zram } else { Loc::Flash };
+            if tier == Loc::Zram {
+                acc.compress += Nanos(self.compress_ns);
+                self.zram_stored += 1;
+                if self.setup.swap == SwapSetup::Zswap && self.zram_stored >= self.zram_cap {
+                    // zswap: the pool is full; write its oldest entry back to flash, into
+                    // the swap slot it already holds.
+                    if let Some(old) = self.pages.tail(Loc::Zram) {
+                        acc.compress += Nanos(self.decompress_ns);
+                        self.pages.move_to(old, Loc::Flash);
+                        self.zram_stored -= 1;
+                        self.flash_used += 1;
+                        acc.flash_writes += 1;
+                    }
+                }
+            } else {
+                self.flash_used += 1;
+                acc.flash_writes += 1;
+            }
+            self.pages.move_to(p, tier);
+        } else {
+            self.pages.move_to(p, Loc::Absent);
+        }
+        self.pages.set_shadow(p, self.age);
+        self.age = self.age.wrapping_add(1);
+        acc.got += 1;
+        true
+    }
+
+    /// Freeze-aware eviction (Ice+ §4.3.1): the pages of frozen apps leave first, one
+    /// app at a time, least recently used app first, before the LRU is consulted.
+    pub(super) fn shrink_frozen(&mut self, nr: u32, acc: &mut Evict) {
+        let mut frozen: Vec<(Nanos, u16)> = (0..self.apps.len() as u16)
+            .filter(|&i| self.apps[i as usize].state == AppState::Frozen)
+            .map(|i| (self.apps[i as usize].last_used, i))
+            .collect();
+        frozen.sort();
+        for (_, app) in frozen {
+            // Two sweeps over the app's pages: first those the LRU already holds
+            // inactive, then the rest, so the app's own recency still orders its pages.
+            let a = &self.apps[app as usize];
+            let (base, len) = (a.base, a.anon + a.file);
+            let mut c = a.evict_cursor.min(2 * len);
+            while acc.got < nr && c < 2 * len {
+                let (sweep, q) = (c / len.max(1), base + c % len.max(1));
+                let loc = self.pages.loc(q);
+                let take = if sweep == 0 { matches!(loc, Loc::InactiveAnon | Loc::InactiveFile) } else { loc.resident() };
+                acc.scanned += 1;
+                if take {
+                    self.evict_page(q, acc);
+                }
+                c += 1;
+            }
+            self.apps[app as usize].evict_cursor = c;
+            if acc.got >= nr {
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scan_fractions;
+
+    #[test]
+    fn scan_fractions_follow_the_kernel_formula() {
+        // No history: the two priorities alone.
+        assert_eq!(scan_fractions(100, [0, 0], [0, 0]), (100, 100));
+        assert_eq!(scan_fractions(60, [0, 0], [0, 0]), (60, 140));
+        // Anonymous pages keep being rotated (new pages start active, refaults
+        // activate): file is scanned more.
+        let (a, f) = scan_fractions(100, [1000, 1000], [900, 100]);
+        assert_eq!((a, f), (100 * 1001 / 901, 100 * 1001 / 101));
+        assert!(f > 8 * a);
+        // And the other way round.
+        let (a, f) = scan_fractions(100, [1000, 1000], [10, 990]);
+        assert!(a > 50 * f, "{a} {f}");
+    }
+}

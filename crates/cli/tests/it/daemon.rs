@@ -5,15 +5,14 @@
 //! its knapsack chooses from a restored history, through pidfds, and nothing else;
 //! selective swap/kill keeps a kill-target's memory out of swap while a swap-target's
 //! goes. Each test owns its cgroups, processes, socket, state database and (if it had to
-//! set it up) zram swap, and removes them. The tests take turns: they share zram.
+//! set it up) zram swap, and removes them. The tests run alone (`crate::alone`): they
+//! share zram and time the kernel.
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-static SERIAL: Mutex<()> = Mutex::new(());
 
 struct Cleanup {
     procs: Vec<Child>,
@@ -205,7 +204,7 @@ fn ctl(sock: &str, req: &[&str]) -> String {
 
 #[test]
 fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_nothing_frozen() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = crate::alone();
     // zram swap, so the memory-limited app's pages are swapped and refault.
     let mut it = itest("ice", true);
     let timeline_keys = format!("timeline = \"/tmp/{}.csv\"\ntimeline_ms = 200\n", it.tag);
@@ -296,7 +295,7 @@ fn history(launches: u64, start_ms: f64, resume_ms: f64, peak_mib: Option<f64>) 
 
 #[test]
 fn smartlmk_kills_the_chosen_set_through_pidfds_and_nothing_else() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = crate::alone();
     let Itest { tag, v2, mem, sock, db, cfg, mut c } = itest("lmk", false);
     let go = PathBuf::from(format!("/tmp/{tag}.go"));
     c.files.push(go.clone());
@@ -383,7 +382,7 @@ fn smartlmk_kills_the_chosen_set_through_pidfds_and_nothing_else() {
 
 #[test]
 fn selective_keeps_kill_targets_out_of_swap() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = crate::alone();
     let Itest { tag, v2, mem, sock, db, cfg, mut c } = itest("sel", true);
     let go = PathBuf::from(format!("/tmp/{tag}.go"));
     let marker = PathBuf::from(format!("/tmp/{tag}.saved-state"));
@@ -461,7 +460,7 @@ fn selective_keeps_kill_targets_out_of_swap() {
 
 #[test]
 fn asap_prepaging_lowers_major_faults_on_switch_in() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = crate::alone();
     let Itest { tag, v2, mem, sock, db, cfg, mut c } = itest("asap", true);
     for base in [&v2, &mem] {
         let root = base.join(&tag);
@@ -529,7 +528,7 @@ fn asap_prepaging_lowers_major_faults_on_switch_in() {
 
 #[test]
 fn an_adopted_uid_pid_layout_is_frozen_at_the_uid_level_and_left_as_it_was() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = crate::alone();
     let Itest { tag, v2, mem, sock, db, cfg, mut c } = itest("adopt", true);
     // Android's layout, made by "someone else" (this test): uid_N/pid_M in cgroup v2.
     let layout = v2.join(format!("{tag}-layout"));
@@ -599,7 +598,7 @@ fn an_adopted_uid_pid_layout_is_frozen_at_the_uid_level_and_left_as_it_was() {
 /// (and names) those that do: an app still running keeps its group and the root.
 #[test]
 fn a_clean_stop_removes_floes_empty_groups_and_keeps_busy_ones() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = crate::alone();
     let mut it = itest("groups", false);
     it.ice_config(&["gone", "busy"], "");
     let Itest { tag, v2, mem, sock, cfg, mut c, .. } = it;

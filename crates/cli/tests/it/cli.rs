@@ -2,7 +2,9 @@
 
 use std::process::Command;
 
+/// Runs the binary, never beside the daemon's tests (`crate::shared`).
 fn floe(args: &[&str]) -> std::process::Output {
+    let _shared = crate::shared();
     Command::new(env!("CARGO_BIN_EXE_floe")).args(args).output().expect("run floe")
 }
 

@@ -23,6 +23,7 @@ flags=("$@")
 git rev-parse --verify --quiet "$rev^{commit}" >/dev/null || { echo "not a revision: $rev" >&2; exit 2; }
 
 out=${OUT:-$(mktemp -d /tmp/floe-compare.XXXXXX)}
+mkdir -p "$out"
 tree=$(mktemp -d /tmp/floe-rev.XXXXXX)
 cleanup() { git worktree remove --force "$tree" >/dev/null 2>&1 || rm -rf "$tree"; }
 trap cleanup EXIT

@@ -78,7 +78,8 @@ pub enum ReclaimOrder {
     /// FG-aware eviction (Acclaim): the foreground app's pages are passed over while
     /// other apps' pages remain.
     FgLast,
-    /// Freeze-aware eviction (Ice+): frozen apps' pages go first, app by app, then LRU.
+    /// Freeze-aware eviction (Ice+): on whichever list the scan balance chooses, frozen
+    /// apps' pages go first, app by app, then the LRU order.
     FrozenFirst,
 }
 

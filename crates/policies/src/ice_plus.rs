@@ -1,5 +1,5 @@
-//! Ice+ (Ice §4.3): Ice with freeze-aware eviction (frozen apps' pages leave first, app
-//! by app, before the LRU is consulted) and reclaim-or-kill exclusivity (an app whose
+//! Ice+ (Ice §4.3): Ice with freeze-aware eviction (on the list reclaim scans, frozen
+//! apps' pages leave first, app by app, before the LRU order) and reclaim-or-kill exclusivity (an app whose
 //! pages went to swap is marked unkillable, so the LMK takes another instead of
 //! killing what was just compressed).
 

@@ -286,8 +286,9 @@ struct AppRt {
     populated: u32,
     /// File pages mapped so far in this process's life: the prefix of its file range.
     file_seen: u32,
-    /// Where freeze-aware eviction resumes in this app's pages (reset on thaw).
-    evict_cursor: u32,
+    /// Where freeze-aware eviction resumes in this app's anonymous [0] and file [1]
+    /// pages (reset on thaw).
+    evict_cursor: [u32; 2],
     state: AppState,
     oom_adj: i32,
     last_used: Nanos,
@@ -494,7 +495,7 @@ impl Sim {
                     warm_cpu: Nanos::from_ms_f64(spec.warm_launch_ms),
                     populated: 0,
                     file_seen: 0,
-                    evict_cursor: 0,
+                    evict_cursor: [0; 2],
                     state: AppState::Dead,
                     oom_adj: 1001,
                     last_used: Nanos::ZERO,

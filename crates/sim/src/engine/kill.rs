@@ -119,7 +119,7 @@ impl Sim {
         }
         a.state = AppState::Cached;
         a.gen += 1;
-        a.evict_cursor = 0;
+        a.evict_cursor = [0; 2];
         let gen = a.gen;
         self.cpu.set_paused(self.now, app, false);
         self.c.thaws += 1;

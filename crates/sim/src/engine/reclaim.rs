@@ -138,9 +138,8 @@ impl Sim {
     /// of which compression), when its flash writes are done).
     pub(super) fn shrink(&mut self, nr: u32, t: Nanos) -> (u32, (Nanos, Nanos), Nanos) {
         let mut acc = Evict::default();
-        if self.setup.reclaim == ReclaimOrder::FrozenFirst {
-            self.shrink_frozen(nr, &mut acc);
-        }
+        // Freeze-aware eviction (Ice+): the frozen apps, least recently used first.
+        let frozen = if self.setup.reclaim == ReclaimOrder::FrozenFirst { self.frozen_by_age() } else { Vec::new() };
         // SEAL's AGS swaps anonymous memory a whole app at a time; the LRU then only
         // gives up file pages.
         let ags = self.seal.as_ref().is_some_and(|s| s.cfg.ags);
@@ -184,6 +183,16 @@ impl Sim {
                     Balance::Equal => anon_lru > file_lru,
                 };
             let k = (!anon) as usize;
+            if !frozen.is_empty() {
+                // The list the scan balance chose gives up its frozen apps' pages first.
+                let (got, scanned) = (acc.got, acc.scanned);
+                self.shrink_frozen(anon, (nr - acc.got).min(RECLAIM_BATCH), &frozen, &mut acc);
+                pass[k] += acc.scanned - scanned;
+                self.recent_scanned[k] += acc.scanned - scanned;
+                if acc.got > got {
+                    continue;
+                }
+            }
             let (inactive, active) = if anon { (Loc::InactiveAnon, Loc::ActiveAnon) } else { (Loc::InactiveFile, Loc::ActiveFile) };
             let ratio = self.inactive_ratio(if anon { anon_lru } else { file_lru }) as u32;
             if self.pages.list_len(inactive) * ratio < self.pages.list_len(active) || self.pages.list_len(inactive) == 0 {
@@ -293,32 +302,45 @@ impl Sim {
         true
     }
 
-    /// Freeze-aware eviction (Ice+ §4.3.1): the pages of frozen apps leave first, one
-    /// app at a time, least recently used app first, before the LRU is consulted.
-    pub(super) fn shrink_frozen(&mut self, nr: u32, acc: &mut Evict) {
+    /// The frozen apps, least recently used first: the order freeze-aware eviction
+    /// takes them in.
+    pub(super) fn frozen_by_age(&self) -> Vec<u16> {
         let mut frozen: Vec<(Nanos, u16)> = (0..self.apps.len() as u16)
             .filter(|&i| self.apps[i as usize].state == AppState::Frozen)
             .map(|i| (self.apps[i as usize].last_used, i))
             .collect();
         frozen.sort();
-        for (_, app) in frozen {
-            // Two sweeps over the app's pages: first those the LRU already holds
-            // inactive, then the rest, so the app's own recency still orders its pages.
+        frozen.into_iter().map(|(_, i)| i).collect()
+    }
+
+    /// Freeze-aware eviction (Ice+ §4.3.1, Fig. 8): when reclaim scans a list (the
+    /// anonymous or the file one, as the kernel's scan balance chose), the pages of
+    /// frozen apps on it leave first, one app at a time, least recently used app first,
+    /// "identified as inactive immediately" whatever their referenced bits say. Ice+
+    /// changes the order within the LRU lists, not how much each list gives up. Takes
+    /// up to `nr` pages.
+    pub(super) fn shrink_frozen(&mut self, anon: bool, nr: u32, frozen: &[u16], acc: &mut Evict) {
+        let want = acc.got + nr;
+        let k = (!anon) as usize;
+        for &app in frozen {
+            // Two sweeps over the app's pages of this kind: first those the LRU already
+            // holds inactive, then the rest, so the app's own recency still orders them.
             let a = &self.apps[app as usize];
-            let (base, len) = (a.base, a.anon + a.file);
-            let mut c = a.evict_cursor.min(2 * len);
-            while acc.got < nr && c < 2 * len {
+            let (base, len) = if anon { (a.base, a.anon) } else { (a.base + a.anon, a.file) };
+            let inactive = if anon { Loc::InactiveAnon } else { Loc::InactiveFile };
+            let mut c = a.evict_cursor[k].min(2 * len);
+            while acc.got < want && c < 2 * len {
                 let (sweep, q) = (c / len.max(1), base + c % len.max(1));
                 let loc = self.pages.loc(q);
-                let take = if sweep == 0 { matches!(loc, Loc::InactiveAnon | Loc::InactiveFile) } else { loc.resident() };
+                let take = if sweep == 0 { loc == inactive } else { loc.resident() };
                 acc.scanned += 1;
                 if take {
                     self.evict_page(q, acc);
                 }
                 c += 1;
             }
-            self.apps[app as usize].evict_cursor = c;
-            if acc.got >= nr {
+            self.apps[app as usize].evict_cursor[k] = c;
+            if acc.got >= want {
                 return;
             }
         }
@@ -327,7 +349,75 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use super::scan_fractions;
+    use super::{scan_fractions, Evict};
+    use crate::config::{Catalog, Device, Workload};
+    use crate::engine::{AppState, RunOptions, Sim};
+    use crate::pages::Loc;
+    use floe_core::Nanos;
+
+    /// The P20's short-video scenario with six background apps, run until three cached
+    /// apps hold file and anonymous pages; then the two least recently used are frozen.
+    fn sim_with_frozen_apps() -> Sim {
+        let cat = Catalog::embedded().unwrap();
+        let wl = Workload::load("ice-short-video", &cat).unwrap();
+        let dev = Device::load("p20").unwrap();
+        let policy = floe_policies::make_spec("ice-plus").unwrap();
+        let opts = RunOptions { seed: 2, bg_apps: Some(6), draw_bg: true, ..Default::default() };
+        let mut sim = Sim::new(&dev, &wl, &cat, policy, &opts);
+        let lru = |sim: &Sim, l: [Loc; 2], app: u16| l.iter().map(|&l| sim.pages.count(app, l)).sum::<u32>();
+        let mut t = Nanos::from_secs_f64(10.0);
+        let cached = loop {
+            assert!(sim.run_until(t), "the run ended before three apps were cached with memory");
+            let mut cached: Vec<(Nanos, u16)> = (0..sim.apps.len() as u16)
+                .filter(|&a| sim.apps[a as usize].state == AppState::Cached)
+                .filter(|&a| {
+                    lru(&sim, [Loc::ActiveAnon, Loc::InactiveAnon], a) > 1000 && lru(&sim, [Loc::ActiveFile, Loc::InactiveFile], a) > 1000
+                })
+                .map(|a| (sim.apps[a as usize].last_used, a))
+                .collect();
+            if cached.len() >= 3 {
+                cached.sort();
+                break cached;
+            }
+            t += Nanos::from_secs_f64(10.0);
+        };
+        for &(_, app) in &cached[..2] {
+            sim.freeze(app);
+        }
+        sim
+    }
+
+    /// Freeze-aware eviction takes from the list reclaim is scanning: a file scan takes
+    /// the least recently used frozen app's file pages and leaves every anonymous page
+    /// and every other app alone; an anonymous scan then takes that app's heap.
+    #[test]
+    fn freeze_aware_eviction_takes_the_scanned_lists_frozen_pages_oldest_app_first() {
+        let mut sim = sim_with_frozen_apps();
+        let frozen = sim.frozen_by_age();
+        let (oldest, next) = (frozen[0], frozen[1]);
+        assert!(sim.apps[oldest as usize].last_used <= sim.apps[next as usize].last_used);
+        assert!(frozen.iter().all(|&a| sim.apps[a as usize].state == AppState::Frozen));
+        let anon = |sim: &Sim, app: u16| sim.pages.count(app, Loc::ActiveAnon) + sim.pages.count(app, Loc::InactiveAnon);
+        let file = |sim: &Sim, app: u16| sim.pages.count(app, Loc::ActiveFile) + sim.pages.count(app, Loc::InactiveFile);
+        let all = |sim: &Sim| (0..sim.apps.len() as u16).map(|a| (anon(sim, a), file(sim, a))).collect::<Vec<_>>();
+        let before = all(&sim);
+        let mut acc = Evict::default();
+        sim.shrink_frozen(false, 500, &frozen, &mut acc);
+        assert_eq!(acc.got, 500);
+        let after = all(&sim);
+        for (a, (b, n)) in before.iter().zip(&after).enumerate() {
+            let want_file = if a == oldest as usize { b.1 - 500 } else { b.1 };
+            assert_eq!(*n, (b.0, want_file), "app {a}: (anon, file) pages on the LRU");
+        }
+        // Now the anonymous list: the same app's heap goes to zram.
+        let stored = sim.zram_stored;
+        let mut acc = Evict::default();
+        sim.shrink_frozen(true, 300, &frozen, &mut acc);
+        assert_eq!(acc.got, 300);
+        assert_eq!(anon(&sim, oldest), before[oldest as usize].0 - 300);
+        assert_eq!(anon(&sim, next), before[next as usize].0);
+        assert_eq!(sim.zram_stored, stored + 300);
+    }
 
     #[test]
     fn scan_fractions_follow_the_kernel_formula() {

@@ -140,6 +140,8 @@ impl Sim {
         let mut acc = Evict::default();
         // Freeze-aware eviction (Ice+): the frozen apps, least recently used first.
         let frozen = if self.setup.reclaim == ReclaimOrder::FrozenFirst { self.frozen_by_age() } else { Vec::new() };
+        // Whether the anon [0] and file [1] lists may still hold frozen pages this pass.
+        let mut frozen_left = [!frozen.is_empty(); 2];
         // SEAL's AGS swaps anonymous memory a whole app at a time; the LRU then only
         // gives up file pages.
         let ags = self.seal.as_ref().is_some_and(|s| s.cfg.ags);
@@ -183,7 +185,7 @@ impl Sim {
                     Balance::Equal => anon_lru > file_lru,
                 };
             let k = (!anon) as usize;
-            if !frozen.is_empty() {
+            if frozen_left[k] {
                 // The list the scan balance chose gives up its frozen apps' pages first.
                 let (got, scanned) = (acc.got, acc.scanned);
                 self.shrink_frozen(anon, (nr - acc.got).min(RECLAIM_BATCH), &frozen, &mut acc);
@@ -192,6 +194,7 @@ impl Sim {
                 if acc.got > got {
                     continue;
                 }
+                frozen_left[k] = false;
             }
             let (inactive, active) = if anon { (Loc::InactiveAnon, Loc::ActiveAnon) } else { (Loc::InactiveFile, Loc::ActiveFile) };
             let ratio = self.inactive_ratio(if anon { anon_lru } else { file_lru }) as u32;

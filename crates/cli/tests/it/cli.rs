@@ -93,13 +93,18 @@ fn list_names_every_contract_policy_device_and_workload() {
     }
 }
 
-#[test]
-fn experiment_ice_quick_json_has_the_contract_shape() {
-    let out = floe(&["experiment", "ice", "--quick", "--json"]);
+/// `floe experiment NAME --quick --json`: it succeeds, names the experiment, and its runs.
+fn quick_experiment_runs(name: &str) -> Vec<serde_json::Value> {
+    let out = floe(&["experiment", name, "--quick", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["experiment"], "ice");
-    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(v["experiment"], name);
+    v["runs"].as_array().unwrap().clone()
+}
+
+#[test]
+fn experiment_ice_quick_json_has_the_contract_shape() {
+    let runs = &quick_experiment_runs("ice");
     for p in ["lru-cfs", "ucsg", "acclaim", "power-freezer", "ice", "ice-plus"] {
         assert!(runs.iter().any(|r| r["policy"] == p && r["device"] == "pixel3"), "{p} on pixel3");
         assert!(runs.iter().any(|r| r["policy"] == p && r["device"] == "p20"), "{p} on p20");
@@ -119,11 +124,7 @@ fn experiment_ice_quick_json_has_the_contract_shape() {
 
 #[test]
 fn experiment_seal_quick_json_has_the_contract_shape() {
-    let out = floe(&["experiment", "seal", "--quick", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["experiment"], "seal");
-    let runs = v["runs"].as_array().unwrap();
+    let runs = &quick_experiment_runs("seal");
     for p in ["android-lmk", "zswap", "llr", "llr-hpl", "seal"] {
         assert!(runs.iter().any(|r| r["policy"] == p && r["device"] == "hikey970" && r["params"].get("policy_params").is_none()), "{p}");
     }
@@ -144,11 +145,7 @@ fn policy_parameters_are_checked() {
 
 #[test]
 fn experiment_asap_quick_json_reports_precision_and_recall() {
-    let out = floe(&["experiment", "asap", "--quick", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["experiment"], "asap");
-    let runs = v["runs"].as_array().unwrap();
+    let runs = &quick_experiment_runs("asap");
     for dev in ["pixel4", "pixel3a"] {
         for p in ["demand-paging", "asap-anon", "asap-file", "asap"] {
             assert_eq!(runs.iter().filter(|r| r["policy"] == p && r["device"] == dev).count(), 3, "{p} on {dev}: three sequences");

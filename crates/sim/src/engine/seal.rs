@@ -216,26 +216,7 @@ impl Sim {
         let batch = batch_pages(&s.cfg);
         let a = &self.apps[app as usize];
         let (base, pop, life) = (a.base, a.populated, a.life);
-        let mut list: Vec<u32> = (base..base + pop).filter(|&p| self.pages.loc(p) == Loc::Flash).collect();
-        // "If no available space in SL1 to support page loading, ... the app killing
-        // mechanism will wake up to release space" (§IV-B): cached apps holding SL1
-        // pages are killed, the LMK's victim first, until the load fits.
-        while (self.zram_cap - self.zram_stored).max(0) < list.len() as i64 {
-            let victim = (0..self.apps.len() as u16)
-                .filter(|&i| {
-                    let v = &self.apps[i as usize];
-                    i != app
-                        && !v.unkillable
-                        && matches!(v.state, AppState::Cached | AppState::Frozen)
-                        && self.pages.count(i, Loc::Zram) > 0
-                })
-                .max_by_key(|&i| (self.apps[i as usize].oom_adj, self.rss(i), std::cmp::Reverse(i)));
-            match victim {
-                Some(v) => self.kill(v),
-                None => break,
-            }
-        }
-        list.truncate((self.zram_cap - self.zram_stored).max(0) as usize);
+        let list: Vec<u32> = (base..base + pop).filter(|&p| self.pages.loc(p) == Loc::Flash).collect();
         if list.is_empty() {
             return;
         }
@@ -252,23 +233,50 @@ impl Sim {
             // TH: the throughput this load achieved, smoothed over loads.
             s.th = 0.5 * s.th + 0.5 * bytes / secs;
         }
-        s.loading[app as usize].extend(list.drain(..));
+        s.loading[app as usize].extend(list);
     }
 
-    /// `n` more of `app`'s SL2 pages arrived in SL1 (still compressed).
+    /// `n` more of `app`'s SL2 pages arrived in SL1 (still compressed). "If no
+    /// available space in SL1 to support page loading, ... the app killing mechanism
+    /// will wake up to release space" (§IV-B): when SL1 has no room for the arrivals,
+    /// cached apps holding SL1 pages are killed, the LMK's victim first, until they fit.
+    /// The room is asked for as pages arrive, not for the whole load when the launch
+    /// starts: meanwhile the launch decompresses its own launch-required pages out of
+    /// SL1, which makes room of its own.
     pub(super) fn seal_hpl_loaded(&mut self, app: u16, life: u32, n: u32) {
+        if self.apps[app as usize].life != life {
+            return;
+        }
         let mut q = std::mem::take(&mut self.seal_mut().loading[app as usize]);
-        let alive = self.apps[app as usize].life == life;
-        for _ in 0..n {
-            let Some(p) = q.pop_front() else { break };
-            if alive && self.pages.loc(p) == Loc::Flash && self.zram_stored < self.zram_cap {
+        let chunk: Vec<u32> = q.drain(..(n as usize).min(q.len())).filter(|&p| self.pages.loc(p) == Loc::Flash).collect();
+        self.seal_make_room(app, chunk.len() as i64);
+        for p in chunk {
+            if self.zram_stored < self.zram_cap {
                 self.pages.move_to(p, Loc::Zram);
                 self.flash_used -= 1;
                 self.zram_stored += 1;
             }
         }
-        if alive {
-            self.seal_mut().loading[app as usize] = q;
+        self.seal_mut().loading[app as usize] = q;
+    }
+
+    /// Kills cached apps that hold SL1 pages, the LMK's victim first, until SL1 has
+    /// room for `need` pages (or no such app is left). Never kills `app`.
+    fn seal_make_room(&mut self, app: u16, need: i64) {
+        while self.zram_cap - self.zram_stored < need {
+            let victim = (0..self.apps.len() as u16)
+                .filter(|&i| {
+                    let v = &self.apps[i as usize];
+                    i != app
+                        && !v.unkillable
+                        && matches!(v.state, AppState::Cached | AppState::Frozen)
+                        && self.pages.count(i, Loc::Zram) > 0
+                })
+                .max_by_key(|&i| (self.apps[i as usize].oom_adj, self.rss(i), std::cmp::Reverse(i)));
+            match victim {
+                Some(v) => self.kill(v),
+                None => break,
+            }
         }
     }
 
@@ -363,17 +371,34 @@ mod tests {
     }
 
     #[test]
-    fn hidden_loading_kills_cached_apps_to_make_room_in_sl1() {
+    fn hidden_loading_kills_cached_apps_to_make_room_in_sl1_as_pages_arrive() {
         let (mut sim, app) = sim_with_a_full_sl1();
-        let need = sim.pages.count(app, Loc::Flash) as i64;
+        let need = sim.pages.count(app, Loc::Flash);
         let alive = |sim: &Sim| sim.apps.iter().filter(|a| a.state != AppState::Dead).count();
         let before = alive(&sim);
         sim.seal_launch_started(app);
-        // Every SL2 page of the app is on its way back into SL1, which had the room
-        // made for it by killing others (none of them the app itself).
-        assert_eq!(sim.seal.as_ref().unwrap().loading[app as usize].len() as i64, need);
-        assert!(sim.zram_cap - sim.zram_stored >= need);
+        // Every SL2 page of the app is on its way back; nobody dies before one arrives.
+        assert_eq!(sim.seal.as_ref().unwrap().loading[app as usize].len() as u32, need);
+        assert_eq!(alive(&sim), before);
+        // They arrive: SL1 had no room for them, so others were killed to make it
+        // (none of them the app itself), and every page is back in SL1.
+        let life = sim.apps[app as usize].life;
+        sim.seal_hpl_loaded(app, life, need);
         assert!(alive(&sim) < before, "someone was killed for the room");
         assert_ne!(sim.apps[app as usize].state, AppState::Dead);
+        assert_eq!(sim.pages.count(app, Loc::Flash), 0);
+        assert!(sim.seal.as_ref().unwrap().loading[app as usize].is_empty());
+    }
+
+    #[test]
+    fn a_load_for_an_app_that_died_meanwhile_is_dropped() {
+        let (mut sim, app) = sim_with_a_full_sl1();
+        sim.seal_launch_started(app);
+        let (life, need) = (sim.apps[app as usize].life, sim.pages.count(app, Loc::Flash));
+        let alive = |sim: &Sim| sim.apps.iter().filter(|a| a.state != AppState::Dead).count();
+        sim.kill(app);
+        let before = (alive(&sim), sim.zram_stored);
+        sim.seal_hpl_loaded(app, life, need);
+        assert_eq!((alive(&sim), sim.zram_stored), before, "nothing loaded, nobody killed");
     }
 }

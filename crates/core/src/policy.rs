@@ -203,6 +203,9 @@ pub struct MemInfo {
     pub zram_capacity: Pages,
     pub flash_swap_used: Pages,
     pub flash_swap_capacity: Pages,
+    /// Pages being written out (to swap or a file) that stay in RAM until the write
+    /// ends: the kernel's Writeback.
+    pub writeback: Pages,
 }
 
 /// What a policy can observe. Implemented by the simulator and by the Linux daemon.

@@ -33,6 +33,8 @@ pub struct Sample {
     pub zram_stored_mib: f64,
     pub zram_pool_mib: f64,
     pub flash_swap_mib: f64,
+    /// Memory held by pages being written out, freed when the writes end.
+    pub writeback_mib: f64,
     pub apps_alive: u32,
     pub apps_frozen: u32,
     pub reclaimed_pages: u64,

@@ -852,6 +852,7 @@ impl Daemon {
             zram_stored_mib: mib(m.zram_stored.0),
             zram_pool_mib: mib(m.zram_used.0),
             flash_swap_mib: mib(m.flash_swap_used.0),
+            writeback_mib: mib(m.writeback.0),
             apps_alive: alive,
             apps_frozen: frozen,
             reclaimed_pages: steal.0.saturating_sub(s0.0),
@@ -1356,6 +1357,7 @@ fn read_meminfo(min_kb: u64) -> MemInfo {
         zram_capacity: Pages(zram.2 / 4096),
         flash_swap_used: Pages(m.get("SwapTotal").copied().unwrap_or(0).saturating_sub(m.get("SwapFree").copied().unwrap_or(0)) / 4096),
         flash_swap_capacity: pages("SwapTotal"),
+        writeback: pages("Writeback"),
     }
 }
 

@@ -132,6 +132,8 @@ pub struct Snapshot {
     pub zram_stored_pages: u64,
     pub zram_pool_pages: u64,
     pub flash_swap_pages: u64,
+    /// Pages under writeback to flash: still in RAM until their writes end.
+    pub writeback_pages: u64,
     pub apps_alive: u32,
     pub apps_frozen: u32,
     pub frames: u64,
@@ -210,6 +212,11 @@ enum Ev {
     SealUnload,
     /// SEAL: the unload request in flight completed.
     SealUnloadDone,
+    /// Reclaim's flash writes of `n` pages completed: the pages held under writeback
+    /// are free now.
+    WritebackDone {
+        n: u32,
+    },
     /// SEAL: `n` of the app's SL2 pages were read back by HPL.
     HplLoaded {
         app: u16,
@@ -349,6 +356,9 @@ pub struct Sim {
     zram_cap: i64,
     flash_used: i64,
     flash_cap: i64,
+    /// Pages reclaim wrote to flash whose writes have not completed: like the kernel's
+    /// pages under writeback, they still take memory until then.
+    writeback: i64,
     age: u32,
     kswapd_active: bool,
     /// Pages every live app's RSS includes from Zygote (the device's `shared_rss_mib`).
@@ -598,6 +608,7 @@ impl Sim {
             zram_cap,
             flash_used: 0,
             flash_cap,
+            writeback: 0,
             age: 0,
             kswapd_active: false,
             shared_rss: pages_of(device.memory.shared_rss_mib) as u64,
@@ -714,6 +725,7 @@ impl Sim {
             zram_stored_pages: self.zram_stored as u64,
             zram_pool_pages: self.zram_pool_pages() as u64,
             flash_swap_pages: self.flash_used as u64,
+            writeback_pages: self.writeback as u64,
             apps_alive: alive,
             apps_frozen: frozen,
             frames: c.frames,
@@ -790,7 +802,7 @@ impl Sim {
     }
 
     fn free(&self) -> i64 {
-        self.usable - self.resident() - self.zram_pool_pages()
+        self.usable - self.resident() - self.zram_pool_pages() - self.writeback
     }
 
     fn file_lru(&self) -> i64 {
@@ -825,6 +837,7 @@ impl Sim {
             Ev::SealUnload => self.seal_unload(),
             Ev::SealUnloadDone => self.seal_unload_done(),
             Ev::HplLoaded { app, life, n } => self.seal_hpl_loaded(app, life, n),
+            Ev::WritebackDone { n } => self.writeback -= n as i64,
             Ev::AsapFileRead { app, life, start, len } => self.asap_file_read(app, life, start, len),
             Ev::AsapDispatch => self.asap_dispatch(),
         }
@@ -1474,7 +1487,9 @@ impl Sim {
             moved += 1;
         }
         if writes > 0 {
-            self.flash.submit(self.now, Op::Write, writes * 4096);
+            let done = self.flash.submit(self.now, Op::Write, writes * 4096);
+            self.writeback += writes as i64;
+            self.push(done, Ev::WritebackDone { n: writes as u32 });
         }
         self.c.reclaimed += moved;
         self.c.cpu_kswapd_ns += moved * EVICT_NS + compress.0;
@@ -1609,6 +1624,7 @@ impl SystemView for Sim {
             zram_capacity: Pages(self.zram_cap as u64),
             flash_swap_used: Pages(self.flash_used as u64),
             flash_swap_capacity: Pages(self.flash_cap as u64),
+            writeback: Pages(self.writeback as u64),
         }
     }
 

@@ -31,6 +31,7 @@ fn between(policy: &str, a: &Snapshot, b: &Snapshot, end: Nanos) -> Sample {
         zram_stored_mib: mib(b.zram_stored_pages as f64),
         zram_pool_mib: mib(b.zram_pool_pages as f64),
         flash_swap_mib: mib(b.flash_swap_pages as f64),
+        writeback_mib: mib(b.writeback_pages as f64),
         apps_alive: b.apps_alive,
         apps_frozen: b.apps_frozen,
         reclaimed_pages: d(a.reclaimed_pages, b.reclaimed_pages),

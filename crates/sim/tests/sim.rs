@@ -593,7 +593,8 @@ fn the_flash_swap_size_is_the_devices() {
 }
 
 /// A timeline samples the run without changing it, covers it step by step, and its
-/// gauges keep memory's books: free + LRU + the compressed pool = the memory apps have.
+/// gauges keep memory's books: free + LRU + the compressed pool + pages under writeback
+/// = the memory apps have.
 #[test]
 fn a_timeline_samples_the_run_without_changing_it() {
     let (dev, wl, cat) = tiny();
@@ -616,7 +617,7 @@ fn a_timeline_samples_the_run_without_changing_it() {
             } else {
                 assert!(s.t_s > 0.5 * i as f64 && s.t_s <= 0.5 * (i + 1) as f64, "{policy}: last step ends at {}", s.t_s);
             }
-            let held = s.free_mib + s.anon_lru_mib + s.file_lru_mib + s.zram_pool_mib;
+            let held = s.free_mib + s.anon_lru_mib + s.file_lru_mib + s.zram_pool_mib + s.writeback_mib;
             assert!((held - dev.memory.app_mem_mib).abs() < 0.05, "{policy} at {} s: {held} MiB accounted", s.t_s);
             assert!(s.direct_reclaimed_pages <= s.reclaimed_pages);
             let frames = s.frames.expect("the simulator counts frames");

@@ -242,6 +242,7 @@ fn timeline_writes_one_csv_row_per_step_for_each_policy() {
         "fps",
         "free_mib",
         "zram_pool_mib",
+        "writeback_mib",
         "reclaimed_pages",
         "refaults_bg_anon",
         "kills",

@@ -252,7 +252,11 @@ impl Sim {
         }
         let mut io_done = t;
         if acc.flash_writes > 0 {
+            // The written pages (under zswap, the pool entries written back, each
+            // decompressed into a page for the write) stay in memory until it ends.
             io_done = self.flash.submit(t, Op::Write, acc.flash_writes * 4096);
+            self.writeback += acc.flash_writes as i64;
+            self.push(io_done, Ev::WritebackDone { n: acc.flash_writes as u32 });
         }
         self.c.reclaimed += acc.got as u64;
         self.c.scanned += acc.scanned;
@@ -354,7 +358,7 @@ impl Sim {
 mod tests {
     use super::{scan_fractions, Evict};
     use crate::config::{Catalog, Device, Workload};
-    use crate::engine::{AppState, RunOptions, Sim};
+    use crate::engine::{AppState, Ev, RunOptions, Sim};
     use crate::pages::Loc;
     use floe_core::Nanos;
 
@@ -420,6 +424,33 @@ mod tests {
         assert_eq!(anon(&sim, oldest), before[oldest as usize].0 - 300);
         assert_eq!(anon(&sim, next), before[next as usize].0);
         assert_eq!(sim.zram_stored, stored + 300);
+    }
+
+    /// A page reclaim writes to flash swap is not free until its write ends (the
+    /// kernel's PageWriteback): until then it still takes memory, so the LMK can act
+    /// while swap-out lags behind.
+    #[test]
+    fn pages_written_to_flash_take_memory_until_their_writes_end() {
+        let cat = Catalog::embedded().unwrap();
+        let wl = Workload::load("seal-30apps", &cat).unwrap();
+        let dev = Device::load("hikey970").unwrap();
+        let policy = floe_policies::make_spec("swap-all").unwrap();
+        let mut sim = Sim::new(&dev, &wl, &cat, policy, &RunOptions { seed: 1, ..Default::default() });
+        let mut t = Nanos::from_secs_f64(30.0);
+        while sim.flash_used == 0 {
+            assert!(sim.run_until(t), "the run ended before it swapped");
+            t += Nanos::from_secs_f64(10.0);
+        }
+        let (free, held, flash) = (sim.free(), sim.writeback, sim.flash_used);
+        let (got, _, io) = sim.shrink(4096, sim.now);
+        let written = sim.flash_used - flash;
+        assert!(written > 0 && got as i64 >= written, "{got} reclaimed, {written} written");
+        assert!(io > sim.now);
+        assert_eq!(sim.writeback - held, written);
+        assert_eq!(sim.free() - free, got as i64 - written, "the written pages are not free yet");
+        sim.handle(Ev::WritebackDone { n: written as u32 });
+        assert_eq!(sim.writeback, held);
+        assert_eq!(sim.free() - free, got as i64);
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub mod timeline;
 pub mod units;
 
 pub use event::{Action, CpuClass, Event, LaunchKind, PageKind, SwapTier};
-pub use metrics::{ExperimentRecord, LaunchLog, Metrics, Param, RunRecord};
+pub use metrics::{ExperimentRecord, KillCauses, LaunchLog, Metrics, Param, RunRecord};
 pub use policy::{
     AppInfo, AppState, CpuMode, EventMask, LmkMode, MemInfo, Policy, PrepageSetup, PriorityClass, ReclaimOrder, SealSetup, Setup,
     SwapSetup, SystemView,

@@ -63,6 +63,23 @@ pub struct RunRecord {
     /// part of the run's JSON (DESIGN.md "Metrics" fixes its keys).
     #[serde(skip)]
     pub launches: Vec<LaunchLog>,
+    /// Why the measured part's `kills` happened (the simulator's; the daemon leaves it
+    /// empty). Not part of the run's JSON either.
+    #[serde(skip)]
+    pub kills_by: KillCauses,
+}
+
+/// A run's kills by who decided them; they add up to the `kills` metric.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KillCauses {
+    /// The stock low-memory killer, at a minfree level.
+    pub lmk: u64,
+    /// The OOM killer: an allocation found nothing left to reclaim.
+    pub oom: u64,
+    /// The policy's own kill actions (SmartLMK's set, selective swap/kill, ...).
+    pub policy: u64,
+    /// SEAL's HPL making room in SL1 for the pages it loads back.
+    pub sl1_room: u64,
 }
 
 /// One measured launch.

@@ -536,6 +536,7 @@ mod tests {
             seed: 1,
             metrics: Metrics { caching_capability: hot, ..Default::default() },
             launches,
+            kills_by: Default::default(),
         };
         let mut runs = Vec::new();
         for (dev, _) in DEVICES {
@@ -576,6 +577,7 @@ mod tests {
             seed: 1,
             metrics: Metrics { fps, reclaimed_pages: fps as u64, ..Default::default() },
             launches: vec![],
+            kills_by: Default::default(),
         }
     }
 

@@ -129,6 +129,19 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     for (other, r) in paper::SEAL_CACHING_OVER {
         cache.rows.push(Comparison { label: format!("seal / {other}"), paper: Some(r), ours: ratio(c("seal"), c(other)) });
     }
+    // Behind Fig. 13: who killed the apps that then launched cold.
+    let mut kills = Table { title: "Fig. 13's kills by cause (not in the paper)".into(), unit: "apps killed per run".into(), rows: vec![] };
+    for p in POLICIES {
+        let by = |f: &dyn Fn(&floe_core::KillCauses) -> u64| {
+            let xs: Vec<f64> =
+                runs.iter().filter(|r| r.policy == p && !r.params.contains_key("policy_params")).map(|r| f(&r.kills_by) as f64).collect();
+            xs.iter().sum::<f64>() / xs.len().max(1) as f64
+        };
+        kills.rows.push(Comparison { label: format!("{p} by the LMK or OOM killer"), paper: None, ours: by(&|k| k.lmk + k.oom) });
+        if p.contains("hpl") || p == "seal" {
+            kills.rows.push(Comparison { label: format!("{p} by HPL, for room in SL1"), paper: None, ours: by(&|k| k.sl1_room) });
+        }
+    }
     let fig14 = per_round(&runs);
     let (sizes, ks, mus) = sweeps(quick);
     let mut sl = Table { title: "Fig. 15: SEAL's caching capability by SL1 / SL2 size".into(), unit: "apps".into(), rows: vec![] };
@@ -169,7 +182,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
         "SL1 is sized like zram (uncompressed pages, the device's 1 GiB unless swept) and SL2 is the 2 GiB flash swap; SEAL locks launch-required pages in SL1 and HPL loads an app's SL2 pages back into it at each warm launch, killing cached apps when SL1 has no room (the paper: 'If no available space in SL1 to support page loading, or the total amount of launch-required pages of all the victim apps are more than the size of SL1, the app killing mechanism will wake up to release space'), which keeps SEAL's caching near or below ZSWAP's here (Fig. 13 above). ZSWAP's first level is sized like SL1 (Sec. V-A: 'a dedicated RAM disk'), within the kernel's 20 % of RAM, and every page it holds also holds a slot of the 2 GB swap file (frontswap), so pool and flash together keep at most 2 GiB of pages; once both are full, the file cache is reclaimed and the LMK kills. The paper's ZSWAP also lost apps 'killed before completing the swap operation'; floe holds pages under writeback in memory until their writes end, the kernel's side of that path, and it costs ZSWAP few apps here (docs/MODEL-NOTES.md).".into(),
         "Known differences: cached apps keep Ice's first-10-s background activity (docs/MODEL-NOTES.md), so AGS's whole-app swap-outs bring background refaults from SL2 that queue ahead of the foreground's reads; the catalog's footprints are later app versions than the paper's.".into(),
     ];
-    Report { experiment: "seal".into(), runs, tables: vec![warm, alert, cache, fig14, sl, kt, mt], notes }
+    Report { experiment: "seal".into(), runs, tables: vec![warm, alert, cache, kills, fig14, sl, kt, mt], notes }
 }
 
 /// Fig. 14: warm launches in each round after the first, for No-SWAP, ZSWAP and SEAL
@@ -226,6 +239,7 @@ mod tests {
                 seed: 1,
                 metrics: Metrics::default(),
                 launches,
+                kills_by: Default::default(),
             }
         };
         let (c, w) = (LaunchKind::Cold, LaunchKind::Warm);

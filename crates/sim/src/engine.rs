@@ -94,12 +94,24 @@ pub struct RunOptions {
     pub draw_bg: bool,
 }
 
+/// Who decided a kill.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KillCause {
+    Lmk = 0,
+    Oom = 1,
+    Policy = 2,
+    /// SEAL's HPL, making room in SL1.
+    Sl1Room = 3,
+}
+
 /// Counters of things that happen; metrics are their difference over the measured part.
 #[derive(Clone, Copy, Debug, Default)]
 struct Counters {
     refaults: [[u64; 2]; 2], // [fg][anon=0/file=1]
     reclaimed: u64,
     kills: u64,
+    /// Kills by cause, indexed by `KillCause`.
+    kills_by: [u64; 4],
     freezes: u64,
     thaws: u64,
     cpu_app_ns: u64,
@@ -1407,7 +1419,7 @@ impl Sim {
                 for a in set {
                     if let Some(a) = self.valid(a) {
                         if !self.apps[a as usize].unkillable {
-                            self.kill(a);
+                            self.kill(a, KillCause::Policy);
                         }
                     }
                 }
@@ -1598,6 +1610,10 @@ impl Sim {
                 .iter()
                 .map(|&(kind, t, round, app)| LaunchLog { app: self.apps[app as usize].spec.name.clone(), kind, ms: t.as_ms_f64(), round })
                 .collect(),
+            kills_by: {
+                let k = |i: usize| d(c.kills_by[i], b.kills_by[i]);
+                floe_core::KillCauses { lmk: k(0), oom: k(1), policy: k(2), sl1_room: k(3) }
+            },
         }
     }
 }

@@ -43,7 +43,11 @@ fn golden_tiny_android_lmk() {
 
 #[test]
 fn stock_baselines_behave_as_their_setup_says() {
-    let lmk = run_tiny("android-lmk", 3).metrics;
+    let lmk_run = run_tiny("android-lmk", 3);
+    // The stock killers decide every kill.
+    let by = lmk_run.kills_by;
+    assert!(by.lmk > 0 && by.lmk + by.oom == lmk_run.metrics.kills && by.policy + by.sl1_room == 0, "{by:?}");
+    let lmk = lmk_run.metrics;
     let zram = run_tiny("lru-cfs", 3).metrics;
     let flash = run_tiny("swap-all", 3).metrics;
     // Without swap nothing is compressed or written, and memory comes from kills.
@@ -403,6 +407,9 @@ fn smartlmk_launches_faster_and_keeps_slow_starting_apps_warm() {
     for r in [&lmk, &smart] {
         assert_eq!(r.metrics.launches_cold + r.metrics.launches_warm, 256);
     }
+    // SmartLMK is the killer: its kills are the policy's (the OOM killer aside).
+    let by = smart.kills_by;
+    assert!(by.policy > 0 && by.policy + by.oom == smart.metrics.kills && by.lmk == 0, "{by:?}");
     assert!(
         smart.metrics.launch_ms_total < lmk.metrics.launch_ms_total,
         "total launch {} vs {} ms",

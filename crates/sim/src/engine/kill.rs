@@ -2,7 +2,7 @@
 //! oom_adj against free memory above the kernel's reserve), the OOM killer, and what a
 //! kill, a freeze and a thaw do to an app's pages, CPU and timers.
 
-use super::Sim;
+use super::{KillCause, Sim};
 use crate::pages::{Loc, F_LOCKED, F_REFERENCED, F_SHADOW, F_YOUNG};
 use floe_core::{AppId, AppState, Event, LmkMode, Pages};
 use std::cmp::Reverse;
@@ -30,7 +30,7 @@ impl Sim {
             return;
         }
         if let Some(v) = self.pick_victim(min_adj) {
-            self.kill(v);
+            self.kill(v, KillCause::Lmk);
         }
     }
 
@@ -64,13 +64,13 @@ impl Sim {
 
     pub(super) fn oom_kill(&mut self) {
         if let Some(v) = self.pick_victim(i32::MIN) {
-            self.kill(v);
+            self.kill(v, KillCause::Oom);
         }
     }
 
     /// Kills an app: its anonymous memory (resident or swapped) is freed; its file
     /// pages stay in the page cache, as they do on Linux.
-    pub(super) fn kill(&mut self, app: u16) {
+    pub(super) fn kill(&mut self, app: u16, cause: KillCause) {
         let a = &self.apps[app as usize];
         if a.state == AppState::Dead || self.fg == Some(app) {
             return;
@@ -97,6 +97,7 @@ impl Sim {
         a.launch = None;
         a.unkillable = false;
         self.c.kills += 1;
+        self.c.kills_by[cause as usize] += 1;
         self.pending.push(Event::AppDied { app: AppId(app) });
         self.recompute_adj();
     }

@@ -5,7 +5,7 @@
 //! launch loads the app's SL2 pages back into SL1 while it runs; with AGS, reclaim
 //! swaps whole victim apps and SL2 requests are merged up to 1 MiB.
 
-use super::{AppState, Ev, Evict, Sim};
+use super::{AppState, Ev, Evict, KillCause, Sim};
 use crate::flash::Op;
 use crate::pages::Loc;
 use floe_core::{Nanos, SealSetup};
@@ -274,7 +274,7 @@ impl Sim {
                 })
                 .max_by_key(|&i| (self.apps[i as usize].oom_adj, self.rss(i), std::cmp::Reverse(i)));
             match victim {
-                Some(v) => self.kill(v),
+                Some(v) => self.kill(v, KillCause::Sl1Room),
                 None => break,
             }
         }
@@ -343,7 +343,7 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use crate::config::{Catalog, Device, Workload};
-    use crate::engine::{AppState, RunOptions, Sim};
+    use crate::engine::{AppState, KillCause, RunOptions, Sim};
     use crate::pages::Loc;
     use floe_core::Nanos;
 
@@ -383,8 +383,10 @@ mod tests {
         // They arrive: SL1 had no room for them, so others were killed to make it
         // (none of them the app itself), and every page is back in SL1.
         let life = sim.apps[app as usize].life;
+        let for_room = sim.c.kills_by[KillCause::Sl1Room as usize];
         sim.seal_hpl_loaded(app, life, need);
         assert!(alive(&sim) < before, "someone was killed for the room");
+        assert_eq!(sim.c.kills_by[KillCause::Sl1Room as usize] - for_room, (before - alive(&sim)) as u64, "counted as HPL's");
         assert_ne!(sim.apps[app as usize].state, AppState::Dead);
         assert_eq!(sim.pages.count(app, Loc::Flash), 0);
         assert!(sim.seal.as_ref().unwrap().loading[app as usize].is_empty());
@@ -396,7 +398,7 @@ mod tests {
         sim.seal_launch_started(app);
         let (life, need) = (sim.apps[app as usize].life, sim.pages.count(app, Loc::Flash));
         let alive = |sim: &Sim| sim.apps.iter().filter(|a| a.state != AppState::Dead).count();
-        sim.kill(app);
+        sim.kill(app, KillCause::Lmk);
         let before = (alive(&sim), sim.zram_stored);
         sim.seal_hpl_loaded(app, life, need);
         assert_eq!((alive(&sim), sim.zram_stored), before, "nothing loaded, nobody killed");

@@ -1327,16 +1327,17 @@ impl Sim {
         }
     }
 
-    /// Puts a page just brought into memory on its LRU list. A refault whose distance
-    /// is within the active lists is activated at once (the kernel's workingset rule).
+    /// Puts a page just brought into memory on its LRU list, as the seeds' kernels
+    /// (3.0-4.14) do: an anonymous page starts active, a new one (lru_cache_add_active)
+    /// and a swapped-in one alike (do_swap_page's activate_page); a file page starts
+    /// inactive unless it is a refault whose distance is within the active file list
+    /// (workingset_refault, 3.15-5.8).
     fn insert_faulted(&mut self, p: u32, refault: bool) {
         let anon = self.pages.is_anon(p);
-        let mut active = anon; // new anonymous pages start active (pre-5.9 kernels)
-        if refault {
+        let mut active = anon;
+        if refault && !anon {
             let distance = self.age.wrapping_sub(self.pages.shadow(p)) as i64;
-            let active_size = self.pages.list_len(Loc::ActiveFile) as i64
-                + if self.swap_possible() { self.pages.list_len(Loc::ActiveAnon) as i64 } else { 0 };
-            active = distance <= active_size;
+            active = distance <= self.pages.list_len(Loc::ActiveFile) as i64;
         }
         self.pages.set_flag(p, F_SHADOW | F_REFERENCED, false);
         self.pages.set_flag(p, F_YOUNG, true);
@@ -1494,8 +1495,9 @@ impl Sim {
                 writes += 1;
             }
             self.pages.move_to(p, to);
+            // A swapped page keeps no shadow age before 5.9 (F_SHADOW still marks it
+            // for refault accounting): only file evictions advance the age.
             self.pages.set_shadow(p, self.age);
-            self.age = self.age.wrapping_add(1);
             moved += 1;
         }
         if writes > 0 {

@@ -303,8 +303,13 @@ impl Sim {
         } else {
             self.pages.move_to(p, Loc::Absent);
         }
+        // Before 5.9 only the page cache keeps shadow entries, so only file evictions
+        // advance the nonresident age (F_SHADOW still marks a swapped page for refault
+        // accounting).
         self.pages.set_shadow(p, self.age);
-        self.age = self.age.wrapping_add(1);
+        if !self.pages.is_anon(p) {
+            self.age = self.age.wrapping_add(1);
+        }
         acc.got += 1;
         true
     }
@@ -358,7 +363,7 @@ impl Sim {
 mod tests {
     use super::{scan_fractions, Evict};
     use crate::config::{Catalog, Device, Workload};
-    use crate::engine::{AppState, Ev, RunOptions, Sim};
+    use crate::engine::{AppState, Ctx, Ev, RunOptions, Sim};
     use crate::pages::Loc;
     use floe_core::Nanos;
 
@@ -424,6 +429,44 @@ mod tests {
         assert_eq!(anon(&sim, oldest), before[oldest as usize].0 - 300);
         assert_eq!(anon(&sim, next), before[next as usize].0);
         assert_eq!(sim.zram_stored, stored + 300);
+    }
+
+    /// The seeds' kernels (3.0-4.14): a swapped-in anonymous page goes back on the active
+    /// list whatever its refault distance (do_swap_page's activate_page); a file refault
+    /// is activated only when its distance is within the active file list; only file
+    /// evictions advance the nonresident age.
+    #[test]
+    fn refaults_follow_the_pre_5_9_kernel_rules() {
+        let mut sim = sim_with_frozen_apps();
+        let app = (0..sim.apps.len() as u16).find(|&a| sim.apps[a as usize].state == AppState::Frozen).unwrap();
+        sim.thaw(app);
+        let a = &sim.apps[app as usize];
+        let (base, anon, file) = (a.base, a.anon, a.file);
+        let resident = |sim: &Sim, r: std::ops::Range<u32>| r.filter(|&p| sim.pages.loc(p).resident()).collect::<Vec<u32>>();
+        let anon_pages = resident(&sim, base..base + anon);
+        let file_pages = resident(&sim, base + anon..base + anon + file);
+        // q and r far apart: a file fault reads its whole cluster.
+        let (p, q, r) = (anon_pages[0], file_pages[0], *file_pages.last().unwrap());
+        let mut acc = Evict::default();
+        let age = sim.age;
+        assert!(sim.evict_page(p, &mut acc));
+        assert_eq!(sim.age, age, "an anonymous eviction leaves the age alone");
+        assert!(sim.evict_page(q, &mut acc));
+        assert_eq!(sim.age, age.wrapping_add(1), "a file eviction advances it");
+        // Push both refault distances past every list's size; then give the active file
+        // list a hundred of the app's other file pages.
+        sim.age = sim.age.wrapping_add(sim.pages.len() as u32);
+        for &f in &file_pages[1..101] {
+            sim.pages.move_to(f, Loc::ActiveFile);
+        }
+        assert!(sim.evict_page(r, &mut acc));
+        let mut ctx = Ctx { t: sim.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
+        for page in [p, q, r] {
+            sim.touch(app, page - base, &mut ctx);
+        }
+        assert_eq!(sim.pages.loc(p), Loc::ActiveAnon, "swapped in: active, however far");
+        assert_eq!(sim.pages.loc(q), Loc::InactiveFile, "a distant file refault starts inactive");
+        assert_eq!(sim.pages.loc(r), Loc::ActiveFile, "a near one is activated");
     }
 
     /// A page reclaim writes to flash swap is not free until its write ends (the

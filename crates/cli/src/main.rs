@@ -172,6 +172,15 @@ struct BenchArgs {
 
 fn main() {
     let cli = Cli::parse();
+    if !matches!(cli.cmd, Cmd::Daemon { .. } | Cmd::Ctl { .. }) {
+        // A report piped into `head` stops at the reader's end like any Unix filter,
+        // instead of panicking on the closed pipe (Rust ignores SIGPIPE by default).
+        // The daemon and `ctl` keep it ignored: they write to sockets whose peer may go.
+        // SAFETY: called before any thread starts; SIG_DFL is a valid disposition.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let r = match cli.cmd {
         Cmd::Sim(a) => sim(a),
         Cmd::List { what } => list(what),

@@ -10,6 +10,25 @@ fn floe(args: &[&str]) -> std::process::Output {
 
 const TD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../sim/testdata");
 
+/// Output piped into a reader that stops early (`floe sim | head`) ends floe the way it
+/// ends any Unix filter, by SIGPIPE, not with a panic.
+#[test]
+fn a_closed_output_pipe_ends_floe_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let _shared = crate::shared();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_floe"))
+        .args(["sim", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run floe");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
+}
+
 #[test]
 fn sim_json_is_one_run_object_with_the_schema_names() {
     let dev = format!("{TD}/tiny-device.toml");

@@ -447,6 +447,16 @@ fn pages_of(mib: f64) -> u32 {
     Pages::from_mib_f64(mib).0 as u32
 }
 
+/// A simulation of an embedded device and workload under a policy spec, not yet
+/// started: the engine's unit tests drive it step by step.
+#[cfg(test)]
+pub(crate) fn embedded_sim(device: &str, workload: &str, policy: &str, opts: &RunOptions) -> Sim {
+    let cat = Catalog::embedded().unwrap();
+    let wl = Workload::load(workload, &cat).unwrap();
+    let dev = Device::load(device).unwrap();
+    Sim::new(&dev, &wl, &cat, floe_policies::make_spec(policy).unwrap(), opts)
+}
+
 impl Sim {
     /// Builds a run. Background apps are drawn from the workload's pool with the seed.
     pub fn new(device: &Device, workload: &Workload, catalog: &Catalog, policy: Box<dyn Policy>, opts: &RunOptions) -> Sim {

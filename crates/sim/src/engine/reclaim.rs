@@ -362,20 +362,15 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::{scan_fractions, Evict};
-    use crate::config::{Catalog, Device, Workload};
-    use crate::engine::{AppState, Ctx, Ev, RunOptions, Sim};
+    use crate::engine::{embedded_sim, AppState, Ctx, Ev, RunOptions, Sim};
     use crate::pages::Loc;
     use floe_core::Nanos;
 
     /// The P20's short-video scenario with six background apps, run until three cached
     /// apps hold file and anonymous pages; then the two least recently used are frozen.
     fn sim_with_frozen_apps() -> Sim {
-        let cat = Catalog::embedded().unwrap();
-        let wl = Workload::load("ice-short-video", &cat).unwrap();
-        let dev = Device::load("p20").unwrap();
-        let policy = floe_policies::make_spec("ice-plus").unwrap();
         let opts = RunOptions { seed: 2, bg_apps: Some(6), draw_bg: true, ..Default::default() };
-        let mut sim = Sim::new(&dev, &wl, &cat, policy, &opts);
+        let mut sim = embedded_sim("p20", "ice-short-video", "ice-plus", &opts);
         let lru = |sim: &Sim, l: [Loc; 2], app: u16| l.iter().map(|&l| sim.pages.count(app, l)).sum::<u32>();
         let mut t = Nanos::from_secs_f64(10.0);
         let cached = loop {
@@ -474,11 +469,7 @@ mod tests {
     /// while swap-out lags behind.
     #[test]
     fn pages_written_to_flash_take_memory_until_their_writes_end() {
-        let cat = Catalog::embedded().unwrap();
-        let wl = Workload::load("seal-30apps", &cat).unwrap();
-        let dev = Device::load("hikey970").unwrap();
-        let policy = floe_policies::make_spec("swap-all").unwrap();
-        let mut sim = Sim::new(&dev, &wl, &cat, policy, &RunOptions { seed: 1, ..Default::default() });
+        let mut sim = embedded_sim("hikey970", "seal-30apps", "swap-all", &RunOptions { seed: 1, ..Default::default() });
         let mut t = Nanos::from_secs_f64(30.0);
         while sim.flash_used == 0 {
             assert!(sim.run_until(t), "the run ended before it swapped");

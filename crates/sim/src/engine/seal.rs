@@ -342,19 +342,14 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{Catalog, Device, Workload};
-    use crate::engine::{AppState, KillCause, RunOptions, Sim};
+    use crate::engine::{embedded_sim, AppState, KillCause, RunOptions, Sim};
     use crate::pages::Loc;
     use floe_core::Nanos;
 
     /// SEAL on seal-30apps with a small SL1, run until an app waits in the background
     /// with pages in SL2 while SL1 has no room for them.
     fn sim_with_a_full_sl1() -> (Sim, u16) {
-        let cat = Catalog::embedded().unwrap();
-        let wl = Workload::load("seal-30apps", &cat).unwrap();
-        let dev = Device::load("hikey970").unwrap();
-        let policy = floe_policies::make_spec("seal:sl1=256").unwrap();
-        let mut sim = Sim::new(&dev, &wl, &cat, policy, &RunOptions { seed: 1, ..Default::default() });
+        let mut sim = embedded_sim("hikey970", "seal-30apps", "seal:sl1=256", &RunOptions { seed: 1, ..Default::default() });
         let mut t = Nanos::from_secs_f64(60.0);
         loop {
             assert!(sim.run_until(t), "the run ended before SL1 filled");

@@ -77,7 +77,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     };
     let notes = vec![
         format!("{}; seed 1.", if quick { "--quick: 1 round of A1, A2, B1, B2 instead of 10; C once" } else { "full run: every scenario as its workload file sets it" }),
-        "Known differences: cached apps keep the background activity Ice measured in an app's first 10 s in the background for as long as they are cached, and app footprints are those of later app versions than the paper's Android 6 apps (docs/MODEL-NOTES.md); the 24 apps' background working sets then exceed the Nexus 5's RAM, so every swapping policy pages them through flash. Swap-first, which swaps down to 100 MB free before killing, suffers most; the paper reports swap-all 2-5x slower than the original Android in B.".into(),
+        "Known differences: cached apps keep the background activity Ice measured in an app's first 10 s in the background for as long as they are cached, and app footprints are those of later app versions than the paper's Android 6 apps (docs/MODEL-NOTES.md); the 24 apps' background working sets then exceed the Nexus 5's RAM, so every swapping policy pages them through flash. Swap-first, which swaps down to 100 MB free before killing, suffers most; the paper reports swap-all 2-5x slower than the original Android in B, floe about 1.5x: a page swapped in from flash goes back on the active list (the seeds' kernels do so), so swap-all's working sets stay in RAM once paged in, and kill-first's lead over it in B is smaller than the paper's (docs/MODEL-NOTES.md, 'Refaults are activated by the seeds' kernels' rules').".into(),
     ];
     Report { experiment: "selective".into(), runs, tables: vec![mean, sd, heavy], notes }
 }

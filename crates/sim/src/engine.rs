@@ -1511,9 +1511,7 @@ impl Sim {
             moved += 1;
         }
         if writes > 0 {
-            let done = self.flash.submit(self.now, Op::Write, writes * 4096);
-            self.writeback += writes as i64;
-            self.push(done, Ev::WritebackDone { n: writes as u32 });
+            self.write_back(self.now, writes);
         }
         self.c.reclaimed += moved;
         self.c.cpu_kswapd_ns += moved * EVICT_NS + compress.0;
@@ -1623,8 +1621,13 @@ impl Sim {
                 .map(|&(kind, t, round, app)| LaunchLog { app: self.apps[app as usize].spec.name.clone(), kind, ms: t.as_ms_f64(), round })
                 .collect(),
             kills_by: {
-                let k = |i: usize| d(c.kills_by[i], b.kills_by[i]);
-                floe_core::KillCauses { lmk: k(0), oom: k(1), policy: k(2), sl1_room: k(3) }
+                let k = |cause: KillCause| d(c.kills_by[cause as usize], b.kills_by[cause as usize]);
+                floe_core::KillCauses {
+                    lmk: k(KillCause::Lmk),
+                    oom: k(KillCause::Oom),
+                    policy: k(KillCause::Policy),
+                    sl1_room: k(KillCause::Sl1Room),
+                }
             },
         }
     }

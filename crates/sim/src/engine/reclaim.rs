@@ -252,11 +252,9 @@ impl Sim {
         }
         let mut io_done = t;
         if acc.flash_writes > 0 {
-            // The written pages (under zswap, the pool entries written back, each
-            // decompressed into a page for the write) stay in memory until it ends.
-            io_done = self.flash.submit(t, Op::Write, acc.flash_writes * 4096);
-            self.writeback += acc.flash_writes as i64;
-            self.push(io_done, Ev::WritebackDone { n: acc.flash_writes as u32 });
+            // Under zswap the written pages are the pool entries written back, each
+            // decompressed into a page for the write.
+            io_done = self.write_back(t, acc.flash_writes);
         }
         self.c.reclaimed += acc.got as u64;
         self.c.scanned += acc.scanned;
@@ -265,6 +263,15 @@ impl Sim {
         }
         let cpu = Nanos(acc.scanned * SCAN_NS + acc.got as u64 * EVICT_NS) + acc.compress;
         (acc.got, (cpu, acc.compress), io_done)
+    }
+
+    /// Writes `n` reclaimed pages to flash from `t`; they stay in memory (under
+    /// writeback) until the write ends, which is returned.
+    pub(super) fn write_back(&mut self, t: Nanos, n: u64) -> Nanos {
+        let done = self.flash.submit(t, Op::Write, n * 4096);
+        self.writeback += n as i64;
+        self.push(done, Ev::WritebackDone { n: n as u32 });
+        done
     }
 
     /// Evicts one resident page: an anonymous page to swap (zram first, then flash;

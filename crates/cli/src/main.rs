@@ -123,6 +123,11 @@ struct SimArgs {
     /// evaluation does each round, instead of the workload's fixed set.
     #[arg(long)]
     draw_bg: bool,
+    /// Launch each round's apps in a fresh order drawn with the seed instead of the
+    /// workload's listed order (SEAL and Ice publish no launch order; the workloads
+    /// list their tables' order).
+    #[arg(long)]
+    shuffle_rounds: bool,
     /// Memory pinned away from apps, in MiB (overrides the workload's balloon).
     #[arg(long, allow_negative_numbers = true)]
     balloon_mib: Option<f64>,
@@ -298,7 +303,8 @@ fn sim(a: SimArgs) -> Result<()> {
             );
         }
     }
-    let opts = RunOptions { seed: a.seed, bg_apps: a.bg_apps, balloon_mib: a.balloon_mib, draw_bg: a.draw_bg };
+    let opts =
+        RunOptions { seed: a.seed, bg_apps: a.bg_apps, balloon_mib: a.balloon_mib, draw_bg: a.draw_bg, shuffle_rounds: a.shuffle_rounds };
     let runs: Vec<RunRecord> = match &a.timeline {
         None => a.policy.iter().map(|p| floe_sim::run(&dev, &wl, &cat, p, &opts)).collect::<Result<_, _>>()?,
         Some(path) => {

@@ -41,6 +41,8 @@ pub struct RunSpec {
     pub rounds: Option<u32>,
     /// Draws the background apps with the seed even where the workload fixes them.
     pub draw_bg: bool,
+    /// Launches each round in a fresh seeded order instead of the workload's.
+    pub shuffle_rounds: bool,
 }
 
 impl RunSpec {
@@ -57,6 +59,7 @@ impl RunSpec {
             balloon_mib: None,
             rounds: None,
             draw_bg: false,
+            shuffle_rounds: false,
         }
     }
 }
@@ -90,7 +93,13 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
                 &wl,
                 &catalog,
                 &s.policy,
-                &RunOptions { seed: s.seed, bg_apps: s.bg_apps, balloon_mib: s.balloon_mib, draw_bg: s.draw_bg },
+                &RunOptions {
+                    seed: s.seed,
+                    bg_apps: s.bg_apps,
+                    balloon_mib: s.balloon_mib,
+                    draw_bg: s.draw_bg,
+                    shuffle_rounds: s.shuffle_rounds,
+                },
             )?;
             if let Some(u) = s.use_s {
                 rec.params.insert("use_s".into(), Param::Float(u));

@@ -21,7 +21,7 @@ use floe_core::{
     Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LaunchLog, MemInfo, Metrics, Nanos, PageKind, Pages, Param,
     Policy, RunRecord, Setup, SwapSetup, SystemView,
 };
-use rand::{Rng, RngCore, SeedableRng};
+use rand::{seq::SliceRandom, Rng, RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus as FastRng;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -92,6 +92,9 @@ pub struct RunOptions {
     /// Draws the background apps from the pool with the seed even where the workload
     /// names a fixed set.
     pub draw_bg: bool,
+    /// Launches each round's apps in a fresh order drawn with the seed instead of the
+    /// workload's listed order (for papers that do not publish their launch order).
+    pub shuffle_rounds: bool,
 }
 
 /// Who decided a kill.
@@ -585,8 +588,13 @@ impl Sim {
             }
         }
         script.push(Step::MeasureStart);
+        let mut rng_order = stream(opts.seed, 4);
         for round in 0..workload.rounds {
-            for n in &workload.sequence {
+            let mut order: Vec<&String> = workload.sequence.iter().collect();
+            if opts.shuffle_rounds {
+                order.shuffle(&mut rng_order);
+            }
+            for n in order {
                 let app = names.iter().position(|x| x == n).unwrap() as u16;
                 script.push(Step::Launch { app, round, measured: true });
                 script.push(Step::Use { secs: workload.use_s, interactive: workload.interactive, measured: true });
@@ -604,6 +612,9 @@ impl Sim {
             }
         }
         params.insert("balloon_mib".to_string(), Param::Float(balloon));
+        if opts.shuffle_rounds {
+            params.insert("shuffle_rounds".to_string(), Param::Bool(true));
+        }
         let mut sim = Sim {
             now: Nanos::ZERO,
             seq: 0,

@@ -31,6 +31,34 @@ fn same_seed_gives_identical_json() {
     assert_ne!(serde_json::to_string(&run_tiny("lru-cfs", 7)).unwrap(), serde_json::to_string(&run_tiny("lru-cfs", 8)).unwrap());
 }
 
+/// `shuffle_rounds` launches every app of the sequence once per round, in a seeded order
+/// that differs from the listed one, and leaves a run without it as it was.
+#[test]
+fn shuffled_rounds_launch_each_app_once_per_round_in_a_seeded_order() {
+    let (dev, wl, cat) = tiny();
+    let run = |seed, shuffle_rounds| {
+        floe_sim::run(&dev, &wl, &cat, "lru-cfs", &RunOptions { seed, shuffle_rounds, ..Default::default() }).unwrap()
+    };
+    let order = |r: &RunRecord, round: u32| r.launches.iter().filter(|l| l.round == round).map(|l| l.app.clone()).collect::<Vec<_>>();
+    let (listed, shuffled) = (run(1, false), run(1, true));
+    assert!(wl.rounds >= 3 && wl.sequence.len() >= 3, "the fixture needs rounds and apps to shuffle");
+    let mut moved = 0;
+    for round in 0..wl.rounds {
+        assert_eq!(order(&listed, round), wl.sequence, "listed order, round {round}");
+        let mut got = order(&shuffled, round);
+        moved += (got != wl.sequence) as u32;
+        got.sort();
+        let mut want = wl.sequence.clone();
+        want.sort();
+        assert_eq!(got, want, "round {round} launches each app once");
+    }
+    assert!(moved > 0, "some round is not in the listed order");
+    assert_eq!(shuffled.params.get("shuffle_rounds"), Some(&floe_core::Param::Bool(true)));
+    assert!(!listed.params.contains_key("shuffle_rounds"));
+    assert_eq!(serde_json::to_string(&run(1, true)).unwrap(), serde_json::to_string(&shuffled).unwrap(), "deterministic");
+    assert_ne!(order(&run(2, true), 1), order(&shuffled, 1), "the seed draws the order");
+}
+
 #[test]
 fn golden_tiny_lru_cfs() {
     insta::assert_json_snapshot!(run_tiny("lru-cfs", 1));

@@ -238,6 +238,23 @@ fn draw_bg_replaces_the_workloads_fixed_background_set() {
     assert_eq!(run(&["--draw-bg", "--seed", "2"]).0, drawn, "the same seed draws the same apps");
 }
 
+/// `--shuffle-rounds` reaches the run (its params say so) and changes what happens.
+#[test]
+fn shuffle_rounds_is_passed_to_the_run_and_recorded() {
+    let (dev, wl, apps) = (format!("{TD}/tiny-device.toml"), format!("{TD}/tiny-workload.toml"), format!("{TD}/tiny-apps.toml"));
+    let run = |extra: &[&str]| {
+        let mut args = vec!["sim", "--device", dev.as_str(), "--workload", wl.as_str(), "--apps", apps.as_str(), "--json"];
+        args.extend_from_slice(extra);
+        let out = floe(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let (listed, shuffled) = (run(&[]), run(&["--shuffle-rounds"]));
+    assert!(listed["params"].get("shuffle_rounds").is_none());
+    assert_eq!(shuffled["params"]["shuffle_rounds"], serde_json::Value::Bool(true));
+    assert_ne!(listed["metrics"], shuffled["metrics"], "another order, another run");
+}
+
 #[test]
 fn timeline_writes_one_csv_row_per_step_for_each_policy() {
     let (dev, wl, apps) = (format!("{TD}/tiny-device.toml"), format!("{TD}/tiny-workload.toml"), format!("{TD}/tiny-apps.toml"));

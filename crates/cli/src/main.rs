@@ -4,7 +4,23 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use floe_core::RunRecord;
 use floe_sim::{Catalog, Device, RunOptions, Sim, Workload};
+use std::io::Write;
 use std::time::Instant;
+
+/// `println!` to standard output that returns an error (a full disk, a closed
+/// descriptor) instead of panicking.
+macro_rules! outln {
+    ($($t:tt)*) => {
+        writeln!(std::io::stdout(), $($t)*).context("cannot write to standard output")?
+    };
+}
+
+/// `print!` to standard output that returns an error instead of panicking.
+macro_rules! out {
+    ($($t:tt)*) => {
+        write!(std::io::stdout(), $($t)*).context("cannot write to standard output")?
+    };
+}
 
 #[derive(Parser)]
 #[command(name = "floe", version, about = "floe: a user-experience-aware memory manager for phones and small Linux devices", long_about = None)]
@@ -38,7 +54,9 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Measure simulator speed: a simulated device-day on a 4 GiB phone.
+    /// Measure simulator speed: play a workload (by default a simulated day of app
+    /// sessions on the 4 GiB Pixel 3) and report page accesses and simulated seconds per
+    /// wall-clock second (docs/PERFORMANCE.md).
     Bench(BenchArgs),
     /// Run the policies on this Linux kernel: apps are cgroups filled with the processes
     /// the config's rules match (or an adopted uid_N/pid_M layout); a low-memory killer
@@ -54,9 +72,10 @@ enum Cmd {
         /// Config file (TOML; see packaging/floe.toml). Required unless --check.
         #[arg(long)]
         config: Option<String>,
-        /// The policy to check for (--check without --config).
-        #[arg(long, default_value = "ice")]
-        policy: String,
+        /// The policy to check for with --check and no --config (default: ice); with
+        /// --config, the config's `policy` is the one.
+        #[arg(long, conflicts_with = "config")]
+        policy: Option<String>,
         /// Log every action instead of taking it (overrides the config).
         #[arg(long)]
         dry_run: bool,
@@ -166,8 +185,10 @@ struct BenchArgs {
     /// Workload to play (bench-day: 24 h of a user's app sessions).
     #[arg(long, default_value = "bench-day")]
     workload: String,
+    /// Policy to run (one; see `floe list policies`).
     #[arg(long, default_value = "lru-cfs")]
     policy: String,
+    /// Seed of every random choice.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// App catalog file replacing the embedded data/apps.toml.
@@ -176,7 +197,12 @@ struct BenchArgs {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and version go to standard output, usage errors to standard error; a
+        // help text that cannot be written is a failure, not a success.
+        Err(e) => std::process::exit(if e.print().is_err() { 2 } else { e.exit_code() }),
+    };
     if !matches!(cli.cmd, Cmd::Daemon { .. } | Cmd::Ctl { .. }) {
         // A report piped into `head` stops at the reader's end like any Unix filter,
         // instead of panicking on the closed pipe (Rust ignores SIGPIPE by default).
@@ -193,12 +219,12 @@ fn main() {
         Cmd::Experiment { name, quick, json } => experiment(&name, quick, json),
         Cmd::Daemon { check, config, policy, dry_run, timeline, supervise, cgroup_root, adopt_layout } => match supervise {
             Some(pid) => floe_linux::daemon::supervise(pid, &cgroup_root, adopt_layout.as_deref()).map_err(Into::into),
-            None => daemon(check, config.as_deref(), &policy, dry_run, timeline),
+            None => daemon(check, config.as_deref(), policy.as_deref().unwrap_or("ice"), dry_run, timeline),
         },
         Cmd::State { db, policy, set } => state(&db, policy.as_deref(), set.as_deref()),
         Cmd::Ctl { socket, request } => {
             floe_linux::daemon::ctl(std::path::Path::new(&socket), &request.join(" ")).map_err(anyhow::Error::from).and_then(|out| {
-                print!("{out}");
+                out!("{out}");
                 match out.strip_prefix("error: ") {
                     Some(e) => Err(anyhow::anyhow!("{}", e.trim())),
                     None => Ok(()),
@@ -206,6 +232,8 @@ fn main() {
             })
         }
     };
+    // Standard output is line-buffered: what is left is written (and may fail) here.
+    let r = r.and_then(|()| std::io::stdout().flush().context("cannot write to standard output"));
     if let Err(e) = r {
         eprintln!("floe: error: {e:#}");
         std::process::exit(2);
@@ -238,7 +266,7 @@ fn daemon(check: bool, config: Option<&str>, policy: &str, dry_run: bool, timeli
             (false, true) => "MISSING",
             (false, false) => "unavailable",
         };
-        println!("{tag:<12} {:<20} {}{}", v.mechanism, v.detail, if req { "" } else { "  (optional for this policy)" });
+        outln!("{tag:<12} {:<20} {}{}", v.mechanism, v.detail, if req { "" } else { "  (optional for this policy)" });
         if !v.ok && req {
             missing.push(v.mechanism);
         }
@@ -251,24 +279,37 @@ fn daemon(check: bool, config: Option<&str>, policy: &str, dry_run: bool, timeli
 
 fn state(db: &str, policy: Option<&str>, set: Option<&str>) -> Result<()> {
     let path = std::path::Path::new(db);
-    if set.is_none() && !path.exists() {
-        bail!("{db}: no state database (the daemon creates it at `state_db`)");
-    }
-    let mut store = floe_linux::state::Store::open(path)?;
-    if let (Some(p), Some(file)) = (policy, set) {
-        if floe_policies::lookup(p).is_none() {
-            bail!("unknown policy `{p}` (see `floe list policies`)");
+    if let Some(p) = policy {
+        let key = p.strip_suffix("/prepage-tables").unwrap_or(p);
+        if floe_policies::lookup(key).is_none() {
+            bail!("unknown policy `{key}` (see `floe list policies`)");
         }
-        let text = std::fs::read_to_string(file).with_context(|| file.to_string())?;
+    }
+    if let (Some(p), Some(file)) = (policy, set) {
+        // Everything is checked before the database is opened (and so created).
+        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {file}"))?;
         serde_json::from_str::<serde_json::Value>(&text).map_err(|e| anyhow::anyhow!("{file}:{}: {e}", e.line()))?;
+        floe_linux::state::check(p, text.trim())
+            .map_err(|e| anyhow::anyhow!("{file}: not a state the daemon would restore for `{p}`: {e}"))?;
+        let mut store = floe_linux::state::Store::open(path)?;
         store.save(p, text.trim())?;
-        println!("{p}: state replaced from {file}");
+        outln!("{p}: state replaced from {file}");
         return Ok(());
     }
-    for (p, st, at) in store.list()? {
-        if policy.is_none_or(|want| want == p) {
-            println!("{p} (saved at unix {at}): {st}");
+    if !path.exists() {
+        bail!("{db}: no state database (the daemon creates it at `state_db`)");
+    }
+    let store = floe_linux::state::Store::open(path)?;
+    let mut shown = 0;
+    for (key, st, at) in store.list()? {
+        // A policy's prepaging tables are kept under `POLICY/prepage-tables`.
+        if policy.is_none_or(|want| key == want || key.strip_suffix("/prepage-tables") == Some(want)) {
+            outln!("{key} (saved at unix {at}): {st}");
+            shown += 1;
         }
+    }
+    if shown == 0 {
+        eprintln!("floe: {db} holds no saved state{}", policy.map(|p| format!(" for `{p}`")).unwrap_or_default());
     }
     Ok(())
 }
@@ -346,15 +387,15 @@ fn sim(a: SimArgs) -> Result<()> {
     };
     if a.json {
         let s = if runs.len() == 1 { serde_json::to_string_pretty(&runs[0])? } else { serde_json::to_string_pretty(&runs)? };
-        println!("{s}");
+        outln!("{s}");
     } else {
-        print_table(&runs, &a.policy);
+        print_table(&runs, &a.policy)?;
     }
     Ok(())
 }
 
 /// Prints the runs side by side, one column per policy as the user named it.
-fn print_table(runs: &[RunRecord], specs: &[String]) {
+fn print_table(runs: &[RunRecord], specs: &[String]) -> Result<()> {
     let r0 = &runs[0];
     let params: Vec<String> = r0
         .params
@@ -362,22 +403,22 @@ fn print_table(runs: &[RunRecord], specs: &[String]) {
         .filter(|(k, _)| *k != "policy_params")
         .map(|(k, v)| format!("{k}={}", serde_json::to_string(v).unwrap_or_default()))
         .collect();
-    println!("device {}  workload {}  seed {}  {}", r0.device, r0.workload, r0.seed, params.join(" "));
+    outln!("device {}  workload {}  seed {}  {}", r0.device, r0.workload, r0.seed, params.join(" "));
     let cols: Vec<serde_json::Value> = runs.iter().map(|r| serde_json::to_value(&r.metrics).expect("metrics serialise")).collect();
     let names: Vec<String> = match &cols[0] {
         serde_json::Value::Object(m) => m.keys().cloned().collect(),
         _ => vec![],
     };
     let width = specs.iter().map(|p| p.len()).max().unwrap_or(8).max(12);
-    print!("{:<20}", "metric");
+    out!("{:<20}", "metric");
     for p in specs {
-        print!(" {p:>width$}");
+        out!(" {p:>width$}");
     }
-    println!();
+    writeln!(std::io::stdout()).context("cannot write to standard output")?;
     // serde_json keeps struct order only with preserve_order; use the schema's order.
     let order = metric_order();
     for name in order.iter().filter(|n| names.iter().any(|m| m == *n)) {
-        print!("{name:<20}");
+        out!("{name:<20}");
         for c in &cols {
             let v = &c[*name];
             let s = match v {
@@ -385,10 +426,11 @@ fn print_table(runs: &[RunRecord], specs: &[String]) {
                 serde_json::Value::Null => "-".to_string(),
                 other => other.to_string(),
             };
-            print!(" {s:>width$}");
+            out!(" {s:>width$}");
         }
-        println!();
+        writeln!(std::io::stdout()).context("cannot write to standard output")?;
     }
+    Ok(())
 }
 
 /// Metric names in the order of the schema (DESIGN.md "Metrics").
@@ -432,17 +474,27 @@ fn list(what: ListWhat) -> Result<()> {
         ListWhat::Devices => {
             for n in floe_sim::config::embedded_names("devices") {
                 let d = Device::load(n)?;
-                println!(
+                outln!(
                     "{:<14} {:>6.0} MiB RAM, {:>6.0} MiB to apps, {} cores, {}  {}",
-                    d.name, d.memory.ram_mib, d.memory.app_mem_mib, d.cpu.cores, d.flash.kind, d.description
+                    d.name,
+                    d.memory.ram_mib,
+                    d.memory.app_mem_mib,
+                    d.cpu.cores,
+                    d.flash.kind,
+                    d.description
                 );
             }
         }
         ListWhat::Apps => {
             for a in catalog(None)?.apps {
-                println!(
+                outln!(
                     "{:<18} {:<13} anon {:>5.0} MiB  file {:>5.0} MiB  cold {:>6.0} ms  {}",
-                    a.name, a.category, a.anon_mib, a.file_mib, a.cold_launch_ms, a.package
+                    a.name,
+                    a.category,
+                    a.anon_mib,
+                    a.file_mib,
+                    a.cold_launch_ms,
+                    a.package
                 );
             }
         }
@@ -450,12 +502,12 @@ fn list(what: ListWhat) -> Result<()> {
             let cat = catalog(None)?;
             for n in floe_sim::config::embedded_names("workloads") {
                 let w = Workload::load(n, &cat).with_context(|| format!("workload {n}"))?;
-                println!("{:<16} {:>3} apps x {:>2} rounds on {:<12} {}", w.name, w.sequence.len(), w.rounds, w.device, w.description);
+                outln!("{:<16} {:>3} launches x {:>2} rounds on {:<12} {}", w.name, w.sequence.len(), w.rounds, w.device, w.description);
             }
         }
         ListWhat::Policies => {
             for e in floe_policies::REGISTRY {
-                println!("{:<22} {}  [{}]", e.name, e.about, e.source);
+                outln!("{:<22} {}  [{}]", e.name, e.about, e.source);
             }
         }
     }
@@ -485,9 +537,9 @@ fn experiment(name: &str, quick: bool, json: bool) -> Result<()> {
     bar.finish_and_clear();
     let report = report?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&report.record())?);
+        outln!("{}", serde_json::to_string_pretty(&report.record())?);
     } else {
-        print!("{}", report.text());
+        out!("{}", report.text());
     }
     Ok(())
 }
@@ -496,6 +548,11 @@ fn bench(a: BenchArgs) -> Result<()> {
     let cat = catalog(a.apps.as_deref())?;
     let wl = Workload::load(&a.workload, &cat)?;
     let dev = Device::load(&a.device)?;
+    let name = a.policy.split_once(':').map_or(a.policy.as_str(), |x| x.0);
+    if floe_policies::lookup(name).is_none() {
+        let known: Vec<_> = floe_policies::REGISTRY.iter().map(|e| e.name).collect();
+        bail!("unknown policy `{name}` (bench runs one; known: {})", known.join(", "));
+    }
     let policy = floe_policies::make_spec(&a.policy).map_err(anyhow::Error::msg)?;
     let opts = RunOptions { seed: a.seed, ..Default::default() };
     let t0 = Instant::now();
@@ -504,12 +561,12 @@ fn bench(a: BenchArgs) -> Result<()> {
     let wall = t0.elapsed().as_secs_f64();
     let simulated = sim.now_ns().as_secs_f64();
     let touches = sim.touches();
-    println!("device {} ({:.0} MiB RAM)  workload {}  policy {}", dev.name, dev.memory.ram_mib, wl.name, a.policy);
-    println!("simulated          {:>12.0} s ({:.2} days)", simulated, simulated / 86_400.0);
-    println!("wall               {:>12.3} s", wall);
-    println!("page accesses      {:>12}", touches);
-    println!("pages scanned      {:>12}  reclaimed {}", sim.scanned(), sim.reclaimed());
-    println!("accesses / wall s  {:>12.3e}", touches as f64 / wall);
-    println!("sim s / wall s     {:>12.0}", simulated / wall);
+    outln!("device {} ({:.0} MiB RAM)  workload {}  policy {}", dev.name, dev.memory.ram_mib, wl.name, a.policy);
+    outln!("simulated          {:>12.0} s ({:.2} days)", simulated, simulated / 86_400.0);
+    outln!("wall               {:>12.3} s", wall);
+    outln!("page accesses      {:>12}", touches);
+    outln!("pages scanned      {:>12}  reclaimed {}", sim.scanned(), sim.reclaimed());
+    outln!("accesses / wall s  {:>12.3e}", touches as f64 / wall);
+    outln!("sim s / wall s     {:>12.0}", simulated / wall);
     Ok(())
 }

@@ -200,7 +200,7 @@ pub fn run() -> Vec<Verdict> {
             // SAFETY: a valid fd, an offset and a length inside the file.
             let r = unsafe { libc::readahead(f.as_raw_fd(), 0, 64 << 10) };
             if r != 0 {
-                return Err(crate::Error::Io { path: "readahead".into(), source: std::io::Error::last_os_error() });
+                return Err(crate::Error::Io { path: "readahead".into(), err: std::io::Error::last_os_error() });
             }
             Ok("readahead(2) of a scratch file".into())
         })(),

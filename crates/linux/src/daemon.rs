@@ -8,6 +8,7 @@
 use crate::cgroup::{AppGroup, GroupMemory, Hierarchies};
 use crate::prepage::AnonPrepager;
 use crate::procfs::{parse_cpu_line, parse_flat, parse_kb_table};
+use crate::state::prepage_key;
 use crate::state::Store;
 use crate::sys::{anon_ranges, Pidfd, PsiTrigger, MADV_PAGEOUT, MADV_WILLNEED};
 use crate::{read, Error, Result};
@@ -34,11 +35,6 @@ const BUSY_AFTER_LAUNCH: Duration = Duration::from_secs(10);
 /// A switch without `floe ctl launch-done` ends this long after it began. Assumption:
 /// 3 s, above every switch time ASAP reports (Fig. 6.1, up to about 2 s).
 const SWITCH_WINDOW: Duration = Duration::from_secs(3);
-
-/// The state database key of a policy's prepaging tables.
-fn prepage_key(policy: &str) -> String {
-    format!("{policy}/prepage-tables")
-}
 
 /// The daemon's configuration file (TOML).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -1128,14 +1124,13 @@ impl Daemon {
         if BufReader::new(&stream).read_line(&mut line).is_err() {
             return;
         }
-        let mut words = line.split_whitespace();
-        let reply = match (words.next(), words.next()) {
-            (Some("fg"), Some(app)) => self.set_foreground(app).map(|_| "ok\n".to_string()),
-            (Some("launch-done"), Some(app)) => self.launch_done(app, words.next()).map(|_| "ok\n".to_string()),
-            (Some("status"), None) => Ok(self.status()),
-            (Some("apps"), None) => Ok(self.apps.iter().map(|a| format!("{}\n", a.rule.name)).collect()),
-            (Some("metrics"), None) => Ok(self.metrics()),
-            _ => Err(format!("unknown request `{}` (fg APP, launch-done APP [MS], status, apps, metrics)", line.trim())),
+        let reply = match Request::parse(&line) {
+            Ok(Request::Fg(app)) => self.set_foreground(app).map(|_| "ok\n".to_string()),
+            Ok(Request::LaunchDone(app, ms)) => self.launch_done(app, ms).map(|_| "ok\n".to_string()),
+            Ok(Request::Status) => Ok(self.status()),
+            Ok(Request::Apps) => Ok(self.apps.iter().map(|a| format!("{}\n", a.rule.name)).collect()),
+            Ok(Request::Metrics) => Ok(self.metrics()),
+            Err(e) => Err(e),
         };
         let _ = match reply {
             Ok(r) => stream.write_all(r.as_bytes()),
@@ -1317,8 +1312,47 @@ pub fn supervise(daemon_pid: i32, root: &str, layout: Option<&str>) -> Result<()
 }
 
 /// Sends one request to a running daemon and returns its answer.
+/// A request on the control socket.
+#[derive(Debug, PartialEq)]
+enum Request<'a> {
+    /// APP comes to the foreground: a launch begins.
+    Fg(&'a str),
+    /// APP's first frame is up, after MS ms if given.
+    LaunchDone(&'a str, Option<&'a str>),
+    Status,
+    Apps,
+    Metrics,
+}
+
+impl<'a> Request<'a> {
+    fn parse(line: &'a str) -> std::result::Result<Request<'a>, String> {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        match w[..] {
+            ["fg", app] => Ok(Request::Fg(app)),
+            ["launch-done", app] => Ok(Request::LaunchDone(app, None)),
+            ["launch-done", app, ms] => Ok(Request::LaunchDone(app, Some(ms))),
+            ["status"] => Ok(Request::Status),
+            ["apps"] => Ok(Request::Apps),
+            ["metrics"] => Ok(Request::Metrics),
+            _ => Err(format!("unknown request `{}` (fg APP, launch-done APP [MS], status, apps, metrics)", line.trim())),
+        }
+    }
+}
+
+/// Sends `request` to the daemon at `socket` and returns its reply. A request the
+/// daemon would not understand is refused before connecting.
 pub fn ctl(socket: &Path, request: &str) -> Result<String> {
-    let mut s = UnixStream::connect(socket).map_err(crate::io_err(socket))?;
+    Request::parse(request).map_err(Error::Unsupported)?;
+    let mut s = UnixStream::connect(socket).map_err(|e| {
+        let hint = match e.kind() {
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
+                " (is the daemon running? `floe daemon --config FILE` listens here, its config's `socket`)"
+            }
+            std::io::ErrorKind::PermissionDenied => " (the socket is for root and the config's `ctl_gid`)",
+            _ => "",
+        };
+        Error::Unsupported(format!("{}: cannot reach the daemon: {e}{hint}", socket.display()))
+    })?;
     s.write_all(format!("{request}\n").as_bytes()).map_err(crate::io_err(socket))?;
     s.shutdown(std::net::Shutdown::Write).map_err(crate::io_err(socket))?;
     let mut out = String::new();
@@ -1446,6 +1480,22 @@ impl SystemView for Daemon {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The control requests the daemon understands, with their words checked the same
+    /// way by `floe ctl` before it connects.
+    #[test]
+    fn control_requests_parse_with_their_arguments() {
+        assert_eq!(Request::parse("fg browser\n"), Ok(Request::Fg("browser")));
+        assert_eq!(Request::parse("launch-done browser"), Ok(Request::LaunchDone("browser", None)));
+        assert_eq!(Request::parse("launch-done browser 420"), Ok(Request::LaunchDone("browser", Some("420"))));
+        assert_eq!(Request::parse(" status "), Ok(Request::Status));
+        for bad in ["fg", "fg a b", "status now", "bogus", "", "launch-done a 1 2"] {
+            assert!(Request::parse(bad).unwrap_err().contains("unknown request"), "{bad:?}");
+        }
+        let e = ctl(Path::new("/nonexistent/floe.sock"), "status").unwrap_err().to_string();
+        assert!(e.contains("cannot reach the daemon") && e.contains("is the daemon running"), "{e}");
+        assert!(ctl(Path::new("/nonexistent/floe.sock"), "bogus").unwrap_err().to_string().contains("unknown request"));
+    }
 
     #[test]
     fn config_parses_with_defaults_and_errors_name_the_line_and_key() {

@@ -17,8 +17,10 @@ pub mod sys;
 /// Errors of the real-kernel backend: what failed and on which path.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    /// `err` is not a `source`: the message already carries it, and a source would be
+    /// printed a second time where errors are shown with their chain (`floe: error:`).
+    #[error("{path}: {err}")]
+    Io { path: String, err: std::io::Error },
     #[error("{0}")]
     Unsupported(String),
     #[error("{what}: timed out after {ms} ms")]
@@ -31,7 +33,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 pub(crate) fn io_err(path: impl AsRef<std::path::Path>) -> impl FnOnce(std::io::Error) -> Error {
     let path = path.as_ref().display().to_string();
-    move |source| Error::Io { path, source }
+    move |err| Error::Io { path, err }
 }
 
 pub(crate) fn read(path: impl AsRef<std::path::Path>) -> Result<String> {

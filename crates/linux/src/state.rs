@@ -4,8 +4,61 @@
 //! new one, never half of either.
 
 use crate::{Error, Result};
+use floe_core::{AppId, AppInfo, MemInfo, Nanos, SystemView};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::{Path, PathBuf};
+
+/// The key under which the daemon keeps a policy's prepaging tables (ASAP's anonymous
+/// candidate and target tables) beside the policy's own state.
+pub fn prepage_key(policy: &str) -> String {
+    format!("{policy}/prepage-tables")
+}
+
+/// A system with no apps, for reading a saved state without a running daemon.
+struct NoApps;
+
+impl SystemView for NoApps {
+    fn now(&self) -> Nanos {
+        Nanos::ZERO
+    }
+    fn mem(&self) -> MemInfo {
+        MemInfo::default()
+    }
+    fn foreground(&self) -> Option<AppId> {
+        None
+    }
+    fn apps(&self) -> Vec<AppId> {
+        Vec::new()
+    }
+    fn app(&self, _: AppId) -> Option<AppInfo> {
+        None
+    }
+    fn cpu_busy_iowait(&self) -> f64 {
+        0.0
+    }
+}
+
+/// Checks that `text` is a state the daemon would restore under `key` (a policy's
+/// name, or [`prepage_key`] of one): the policy exists and keeps state of that kind,
+/// and the text reads as it. What the daemon would otherwise log and drop at its
+/// next start is refused here instead.
+pub fn check(key: &str, text: &str) -> std::result::Result<(), String> {
+    let (policy, tables) = match key.strip_suffix("/prepage-tables") {
+        Some(p) => (p, true),
+        None => (key, false),
+    };
+    let mut p = floe_policies::make_spec(policy).map_err(|_| format!("unknown policy `{policy}` (see `floe list policies`)"))?;
+    if tables {
+        if !p.setup().prepage.is_some_and(|s| s.anon) {
+            return Err(format!("policy `{policy}` keeps no prepaging tables"));
+        }
+        return crate::prepage::AnonPrepager::new().import(text);
+    }
+    if p.export_state(&NoApps).is_none() {
+        return Err(format!("policy `{policy}` keeps no state"));
+    }
+    p.import_state(text, &NoApps)
+}
 
 /// The state database.
 pub struct Store {
@@ -78,6 +131,20 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only what the daemon would restore passes: a known policy that keeps state,
+    /// in its own format.
+    #[test]
+    fn check_accepts_only_states_the_daemon_would_restore() {
+        assert!(check("smartlmk", r#"{"launch_seq": 3, "apps": {}}"#).is_ok());
+        assert!(check("smartlmk", r#""str""#).unwrap_err().contains("SmartLMK"));
+        assert!(check("smartlmk", r#"{"x": 1}"#).is_err());
+        assert!(check("lru-cfs", "{}").unwrap_err().contains("keeps no state"));
+        assert!(check("nosuch", "{}").unwrap_err().contains("unknown policy"));
+        assert!(check(&prepage_key("asap"), r#"{"anon": {}}"#).is_ok());
+        assert!(check(&prepage_key("asap"), r#"{"x": 1}"#).is_err());
+        assert!(check(&prepage_key("ice"), r#"{"anon": {}}"#).unwrap_err().contains("no prepaging tables"));
+    }
 
     #[test]
     fn state_survives_reopening_and_saves_replace() {

@@ -12,7 +12,7 @@ pub const MADV_COLD: i32 = 20;
 pub const MADV_PAGEOUT: i32 = 21;
 
 fn last_err(what: &str) -> Error {
-    Error::Io { path: what.to_string(), source: std::io::Error::last_os_error() }
+    Error::Io { path: what.to_string(), err: std::io::Error::last_os_error() }
 }
 
 /// Waits up to `timeout` for `events` on `fd`; true if they arrived.
@@ -27,7 +27,7 @@ fn poll_one(fd: i32, events: i16, timeout: Duration) -> Result<bool> {
             if e.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
-            return Err(Error::Io { path: "poll".into(), source: e });
+            return Err(Error::Io { path: "poll".into(), err: e });
         }
         return Ok(r > 0 && p.revents & events != 0);
     }

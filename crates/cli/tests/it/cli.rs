@@ -29,6 +29,23 @@ fn a_closed_output_pipe_ends_floe_quietly() {
     assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
 }
 
+/// Output that cannot be written (a full disk: /dev/full) is an error with exit
+/// status 2, for reports, lists and help alike, never a panic or a silent success.
+#[test]
+fn unwritable_output_is_an_error_not_a_panic() {
+    let _shared = crate::shared();
+    for args in [&["list", "apps"][..], &["sim", "--json"], &["sim"], &["--help"]] {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+        let out = Command::new(env!("CARGO_BIN_EXE_floe")).args(args).stdout(full).output().expect("run floe");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    }
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_floe")).args(["list", "apps"]).stdout(full).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("floe: error: cannot write to standard output"));
+}
+
 #[test]
 fn sim_json_is_one_run_object_with_the_schema_names() {
     let dev = format!("{TD}/tiny-device.toml");
@@ -211,12 +228,25 @@ fn state_set_checks_its_input_and_show_prints_it_back() {
     assert!(!out.status.success() && err.contains("bad.json:3"), "{err}");
     let out = floe(&["state", "--db", db, "no-such-policy", "--set", bad.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown policy"));
+    // A state the daemon would log and drop at its next start is refused too.
+    let alien = dir.join("alien.json");
+    std::fs::write(&alien, "{\"x\": 1}\n").unwrap();
+    for policy in ["smartlmk", "lru-cfs"] {
+        let out = floe(&["state", "--db", db, policy, "--set", alien.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.code() == Some(2) && err.contains("not a state the daemon would restore"), "{policy}: {err}");
+    }
+    assert!(!std::path::Path::new(db).exists(), "a refused --set creates no database");
     let good = dir.join("good.json");
     std::fs::write(&good, "{\"launch_seq\": 3, \"apps\": {}}\n").unwrap();
     assert!(floe(&["state", "--db", db, "smartlmk", "--set", good.to_str().unwrap()]).status.success());
     let out = floe(&["state", "--db", db]);
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(shown.starts_with("smartlmk (saved at unix ") && shown.contains("{\"launch_seq\": 3, \"apps\": {}}"), "{shown}");
+    let out = floe(&["state", "--db", db, "no-such-policy"]);
+    assert!(out.status.code() == Some(2) && String::from_utf8_lossy(&out.stderr).contains("unknown policy"));
+    let out = floe(&["state", "--db", db, "ice"]);
+    assert!(out.status.success() && out.stdout.is_empty() && String::from_utf8_lossy(&out.stderr).contains("no saved state for `ice`"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

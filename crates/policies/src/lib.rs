@@ -166,7 +166,8 @@ pub fn make_spec(spec: &str) -> Result<Box<dyn Policy>, String> {
         _ => None,
     };
     match (seal, spec.contains(':')) {
-        (Some(s), _) => Ok(Box::new(s.with_params(params).map_err(|e| format!("policy `{spec}`: {e}"))?)),
+        (Some(s), false) => Ok(Box::new(s)),
+        (Some(s), true) => Ok(Box::new(s.with_params(params).map_err(|e| format!("policy `{spec}`: {e}"))?)),
         (None, false) => make(name).ok_or_else(|| format!("unknown policy `{name}` (see `floe list policies`)")),
         (None, true) if lookup(name).is_some() => Err(format!("policy `{name}` takes no parameters")),
         (None, true) => Err(format!("unknown policy `{name}` (see `floe list policies`)")),
@@ -185,6 +186,9 @@ mod tests {
         assert!(err("ice:k=2").contains("takes no parameters"));
         assert!(err("nope").contains("unknown policy `nope`"));
         assert!(err("llr:mu=0.5").contains("needs HPL"));
+        assert!(err("seal:k=1:k=2").contains("`k` is given twice"));
+        assert!(err("seal:").contains("empty parameter"));
+        assert!(err("seal:k=2::mu=0.5").contains("empty parameter"));
     }
 
     #[test]

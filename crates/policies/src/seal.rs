@@ -118,8 +118,16 @@ impl Seal {
     /// the command line): `k` (1..=7), `mu` (0..=1; only where HPL is on), `sl1` and
     /// `sl2` (MiB, positive).
     pub fn with_params(mut self, spec: &str) -> Result<Seal, String> {
-        for kv in spec.split(':').filter(|s| !s.is_empty()) {
+        let mut seen: Vec<&str> = Vec::new();
+        for kv in spec.split(':') {
+            if kv.is_empty() {
+                return Err("an empty parameter (expected key=value after each `:`)".into());
+            }
             let (k, v) = kv.split_once('=').ok_or_else(|| format!("`{kv}`: expected key=value"))?;
+            if seen.contains(&k) {
+                return Err(format!("`{k}` is given twice"));
+            }
+            seen.push(k);
             let num = |v: &str| v.parse::<f64>().map_err(|_| format!("`{k}`: `{v}` is not a number"));
             match k {
                 "k" => {

@@ -40,6 +40,10 @@ enum Cmd {
     List {
         #[arg(value_enum)]
         what: ListWhat,
+        /// App catalog file to list (or to check the embedded workloads against)
+        /// instead of the embedded data/apps.toml.
+        #[arg(long, value_name = "FILE")]
+        apps: Option<String>,
     },
     /// Re-run a seed paper's evaluation and print its tables, the paper's figure beside ours.
     ///
@@ -214,7 +218,7 @@ fn main() {
     }
     let r = match cli.cmd {
         Cmd::Sim(a) => sim(a),
-        Cmd::List { what } => list(what),
+        Cmd::List { what, apps } => list(what, apps.as_deref()),
         Cmd::Bench(a) => bench(a),
         Cmd::Experiment { name, quick, json } => experiment(&name, quick, json),
         Cmd::Daemon { check, config, policy, dry_run, timeline, supervise, cgroup_root, adopt_layout } => match supervise {
@@ -469,7 +473,7 @@ fn metric_order() -> Vec<&'static str> {
     ]
 }
 
-fn list(what: ListWhat) -> Result<()> {
+fn list(what: ListWhat, apps: Option<&str>) -> Result<()> {
     match what {
         ListWhat::Devices => {
             for n in floe_sim::config::embedded_names("devices") {
@@ -486,7 +490,7 @@ fn list(what: ListWhat) -> Result<()> {
             }
         }
         ListWhat::Apps => {
-            for a in catalog(None)?.apps {
+            for a in catalog(apps)?.apps {
                 outln!(
                     "{:<18} {:<13} anon {:>5.0} MiB  file {:>5.0} MiB  cold {:>6.0} ms  {}",
                     a.name,
@@ -499,7 +503,7 @@ fn list(what: ListWhat) -> Result<()> {
             }
         }
         ListWhat::Workloads => {
-            let cat = catalog(None)?;
+            let cat = catalog(apps)?;
             for n in floe_sim::config::embedded_names("workloads") {
                 let w = Workload::load(n, &cat).with_context(|| format!("workload {n}"))?;
                 outln!("{:<16} {:>3} launches x {:>2} rounds on {:<12} {}", w.name, w.sequence.len(), w.rounds, w.device, w.description);

@@ -34,40 +34,174 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-impl ConfigError {
-    fn new(file: &str, src: &str, field: &str, needle: Option<&str>, message: impl Into<String>) -> ConfigError {
-        let line = needle.and_then(|n| find_line(src, field, n));
-        ConfigError { file: file.to_string(), line, field: Some(field.to_string()), message: message.into() }
+/// One step of a path into a TOML document: a key of a table, or an element of an
+/// array (of values or of tables).
+#[derive(Clone, Debug, PartialEq)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// Splits a dotted path such as `app[3].name` or `background.fixed[1]` (keys of this
+/// schema hold no dots or brackets).
+fn segments(path: &str) -> Vec<Seg> {
+    let mut out = Vec::new();
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let mut rest = part;
+        if let Some(i) = rest.find('[') {
+            out.push(Seg::Key(rest[..i].to_string()));
+            rest = &rest[i..];
+            while let Some(end) = rest.find(']') {
+                if let Ok(n) = rest[1..end].parse() {
+                    out.push(Seg::Index(n));
+                }
+                rest = &rest[end + 1..];
+            }
+        } else {
+            out.push(Seg::Key(rest.to_string()));
+        }
+    }
+    out
+}
+
+/// A key or value of a parsed document: its path, the field name errors show for it
+/// (the dotted keys, restarting inside an array of tables and ending at an array of
+/// values), and where its key and its value are in the text.
+struct Node {
+    path: Vec<Seg>,
+    field: String,
+    key: Option<std::ops::Range<usize>>,
+    value: Option<std::ops::Range<usize>>,
+    table: bool,
+}
+
+fn walk(item: &toml_edit::Item, node: Node, out: &mut Vec<Node>) {
+    let (path, field, in_values) = (node.path.clone(), node.field.clone(), item.is_array());
+    out.push(node);
+    if let Some(t) = item.as_table_like() {
+        for (k, _) in t.iter() {
+            if let Some((key, child)) = t.get_key_value(k) {
+                let mut p = path.clone();
+                p.push(Seg::Key(k.to_string()));
+                let f = if field.is_empty() { k.to_string() } else { format!("{field}.{k}") };
+                let table = child.is_table_like();
+                walk(child, Node { path: p, field: f, key: key.span(), value: child.span(), table }, out);
+            }
+        }
+        return;
+    }
+    for i in 0.. {
+        let Some(child) = item.get(i) else { break };
+        let mut p = path.clone();
+        p.push(Seg::Index(i));
+        // Inside an array of tables the field restarts (an app's `name`); an element
+        // of an array of values is shown as the array.
+        let f = if in_values { field.clone() } else { String::new() };
+        walk(child, Node { path: p, field: f, key: None, value: child.span(), table: child.is_table_like() }, out);
     }
 }
 
-/// The 1-based line where `key` is set, preferring one that also mentions `value`.
-fn find_line(src: &str, key: &str, value: &str) -> Option<usize> {
-    let leaf = key.rsplit('.').next().unwrap_or(key);
-    let is_key = |l: &str| {
-        let t = l.trim_start();
-        t.starts_with(leaf) && t[leaf.len()..].trim_start().starts_with('=')
-    };
-    src.lines()
-        .position(|l| is_key(l) && l.contains(value))
-        .or_else(|| src.lines().position(|l| l.contains(value)))
-        .or_else(|| src.lines().position(is_key))
-        .map(|i| i + 1)
+/// An input file's name and text; parsed once more (keeping spans) when a problem is to
+/// be located by its key's full dotted path.
+struct Input<'a> {
+    file: &'a str,
+    src: &'a str,
+    nodes: std::cell::OnceCell<Vec<Node>>,
 }
 
-fn parse<T: for<'de> Deserialize<'de>>(file: &str, src: &str) -> Result<T, ConfigError> {
-    toml::from_str(src).map_err(|e| {
-        let (line, field) = match e.span() {
-            Some(span) => {
-                let line_no = src[..span.start.min(src.len())].matches('\n').count() + 1;
-                let text = src.lines().nth(line_no - 1).unwrap_or("");
-                let field = text.split_once('=').map(|(k, _)| k.trim().to_string()).filter(|k| !k.is_empty() && !k.starts_with('['));
-                (Some(line_no), field)
+impl<'a> Input<'a> {
+    fn new(file: &'a str, src: &'a str) -> Input<'a> {
+        Input { file, src, nodes: std::cell::OnceCell::new() }
+    }
+
+    /// Every key and value of the document, parents before children.
+    fn nodes(&self) -> &[Node] {
+        self.nodes.get_or_init(|| {
+            let mut nodes = Vec::new();
+            if let Ok(doc) = toml_edit::ImDocument::parse(self.src) {
+                let root = doc.as_item();
+                walk(root, Node { path: Vec::new(), field: String::new(), key: None, value: root.span(), table: true }, &mut nodes);
             }
-            None => (None, None),
+            nodes
+        })
+    }
+
+    /// The 1-based line holding byte `at`.
+    fn line_at(&self, at: usize) -> usize {
+        self.src.as_bytes()[..at.min(self.src.len())].iter().filter(|&&b| b == b'\n').count() + 1
+    }
+
+    /// The line of `path`: its key's line, or its value's for an array element; the
+    /// nearest enclosing table's header line when the key is absent; none for the
+    /// top level.
+    fn line_of(&self, path: &str) -> Option<usize> {
+        let mut path = segments(path);
+        while !path.is_empty() {
+            if let Some(n) = self.nodes().iter().find(|n| n.path == path) {
+                return n.key.clone().or(n.value.clone()).map(|r| self.line_at(r.start));
+            }
+            path.pop();
+        }
+        None
+    }
+
+    /// An error about the value at `path` (e.g. `memory.ram_mib`, `app[3].anon_mib`),
+    /// shown as `field`.
+    fn error_at(&self, path: &str, field: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError { file: self.file.to_string(), line: self.line_of(path), field: Some(field.to_string()), message: message.into() }
+    }
+
+    /// An error about the value at `path`, shown under the same name.
+    fn error(&self, path: &str, message: impl Into<String>) -> ConfigError {
+        let field: Vec<&str> = path.split('.').map(|p| p.split('[').next().unwrap_or(p)).collect();
+        self.error_at(path, &field.join("."), message)
+    }
+
+    /// Locates an error of deserialization: a missing field in the table it belongs
+    /// to (at the table's header line; no line at the top level), anything else at the
+    /// deepest key or value holding the error's position.
+    fn de_error(&self, e: &toml::de::Error) -> ConfigError {
+        let message = e.message().trim().to_string();
+        let at = |field: String, line: Option<usize>| ConfigError {
+            file: self.file.to_string(),
+            line,
+            field: Some(field),
+            message: message.clone(),
         };
-        ConfigError { file: file.to_string(), line, field, message: e.message().trim().to_string() }
-    })
+        let Some(span) = e.span() else {
+            return ConfigError { file: self.file.to_string(), line: None, field: None, message };
+        };
+        let missing = message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`'));
+        if let Some(name) = missing {
+            // serde reports a missing field on the table that lacks it.
+            let table = self.nodes().iter().rfind(|n| n.table && (n.value == Some(span.clone()) || n.key == Some(span.clone())));
+            return match table {
+                Some(n) if n.path.is_empty() => at(name.to_string(), None),
+                Some(n) => {
+                    let field = if n.field.is_empty() { name.to_string() } else { format!("{}.{name}", n.field) };
+                    at(field, Some(self.line_at(span.start)))
+                }
+                None => at(name.to_string(), Some(self.line_at(span.start))),
+            };
+        }
+        let holds =
+            |r: &Option<std::ops::Range<usize>>| r.as_ref().is_some_and(|r| r.start <= span.start && span.start < r.end.max(r.start + 1));
+        let line = self.line_at(span.start);
+        match self.nodes().iter().filter(|n| !n.path.is_empty() && (holds(&n.key) || holds(&n.value))).max_by_key(|n| n.path.len()) {
+            Some(n) if !n.field.is_empty() => at(n.field.clone(), Some(line)),
+            _ => {
+                // No key holds the position (the text is not TOML): name the key the line
+                // sets, if any.
+                let text = self.src.lines().nth(line - 1).unwrap_or("");
+                let field = text.split_once('=').map(|(k, _)| k.trim().to_string()).filter(|k| !k.is_empty() && !k.starts_with('['));
+                ConfigError { file: self.file.to_string(), line: Some(line), field, message }
+            }
+        }
+    }
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(input: &Input) -> Result<T, ConfigError> {
+    toml::from_str(input.src).map_err(|e| input.de_error(&e))
 }
 
 fn embedded(path: &str) -> Option<&'static str> {
@@ -182,14 +316,20 @@ impl Device {
     /// Loads an embedded device by name, or a device file by path.
     pub fn load(name_or_path: &str) -> Result<Device, ConfigError> {
         let (file, src) = load_source("devices", "device", name_or_path)?;
-        let d: Device = parse(&file, &src)?;
-        d.validate(&file, &src)?;
+        Device::parse(&file, &src)
+    }
+
+    /// Parses and validates a device file's text; `file` names it in errors.
+    pub fn parse(file: &str, src: &str) -> Result<Device, ConfigError> {
+        let input = Input::new(file, src);
+        let d: Device = parse(&input)?;
+        d.validate(&input)?;
         Ok(d)
     }
 
-    fn validate(&self, file: &str, src: &str) -> Result<(), ConfigError> {
+    fn validate(&self, input: &Input) -> Result<(), ConfigError> {
         let m = &self.memory;
-        let err = |k: &str, msg: String| Err(ConfigError::new(file, src, k, Some(""), msg));
+        let err = |k: &str, msg: String| Err(input.error(k, msg));
         let positive = [
             ("memory.ram_mib", m.ram_mib),
             ("memory.app_mem_mib", m.app_mem_mib),
@@ -222,14 +362,29 @@ impl Device {
         if m.app_mem_mib > m.ram_mib {
             return err("memory.app_mem_mib", format!("{} MiB left to apps is more than the {} MiB of RAM", m.app_mem_mib, m.ram_mib));
         }
-        if !(m.watermark_min_mib <= m.watermark_low_mib && m.watermark_low_mib <= m.watermark_high_mib) {
-            return err("memory.watermark_low_mib", "watermarks must satisfy min <= low <= high".into());
+        let (min, low, high) = (m.watermark_min_mib, m.watermark_low_mib, m.watermark_high_mib);
+        if !(min <= low && low <= high) {
+            // Name the watermark out of order with both others when there is one (the
+            // likely typo), else the middle one; the message gives all three.
+            let k = if high < low && high < min {
+                "memory.watermark_high_mib"
+            } else if min > low && min > high {
+                "memory.watermark_min_mib"
+            } else {
+                "memory.watermark_low_mib"
+            };
+            return err(k, format!("watermarks must satisfy min <= low <= high, got min {min}, low {low}, high {high} MiB"));
         }
         if m.watermark_high_mib * 2.0 > m.app_mem_mib {
             return err("memory.watermark_high_mib", "the high watermark is more than half of app memory".into());
         }
-        if m.minfree.windows(2).any(|w| w[0].0 >= w[1].0) || m.minfree.iter().any(|&(_, mib)| !(mib.is_finite() && mib >= 0.0)) {
-            return err("memory.minfree", "minfree must list [oom_adj, MiB] pairs with strictly ascending adj and MiB >= 0".into());
+        for (i, w) in m.minfree.iter().enumerate() {
+            if !(w.1.is_finite() && w.1 >= 0.0) {
+                return err(&format!("memory.minfree[{i}]"), format!("minfree levels must be MiB >= 0, got {}", w.1));
+            }
+            if i > 0 && m.minfree[i - 1].0 >= w.0 {
+                return err(&format!("memory.minfree[{i}]"), "minfree must list [oom_adj, MiB] pairs with strictly ascending adj".into());
+            }
         }
         if self.cpu.cores == 0 || self.cpu.cores > 64 {
             return err("cpu.cores", format!("must be 1..=64, got {}", self.cpu.cores));
@@ -304,12 +459,13 @@ impl Catalog {
         Catalog::parse(path, &src)
     }
 
+    /// Parses and validates a catalog's text; `file` names it in errors.
     pub fn parse(file: &str, src: &str) -> Result<Catalog, ConfigError> {
-        let c: CatalogFile = parse(file, src)?;
+        let input = Input::new(file, src);
+        let c: CatalogFile = parse(&input)?;
         for (i, a) in c.app.iter().enumerate() {
-            let err = |k: &str, msg: String| {
-                Err(ConfigError::new(file, src, k, Some(&format!("\"{}\"", a.name)), format!("app `{}`: {msg}", a.name)))
-            };
+            // Each problem is located at its key within this app's [[app]] table.
+            let err = |k: &str, msg: String| Err(input.error_at(&format!("app[{i}].{k}"), k, format!("app `{}`: {msg}", a.name)));
             if c.app[..i].iter().any(|o| o.name == a.name) {
                 return err("name", "defined twice".into());
             }
@@ -334,11 +490,17 @@ impl Catalog {
             if !(a.bg_period_s.is_finite() && a.bg_period_s > 0.0) {
                 return err("bg_period_s", format!("must be positive, got {}", a.bg_period_s));
             }
-            if a.launch_anon_mib > a.anon_mib || a.ws_anon_mib > a.anon_mib || a.bg_touch_mib > a.anon_mib {
-                return err("launch_anon_mib", "launch_anon_mib, ws_anon_mib and bg_touch_mib must not exceed anon_mib".into());
-            }
-            if a.launch_file_mib > a.file_mib || a.ws_file_mib > a.file_mib {
-                return err("launch_file_mib", "launch_file_mib and ws_file_mib must not exceed file_mib".into());
+            let parts =
+                [("launch_anon_mib", a.launch_anon_mib, "anon_mib", a.anon_mib), ("ws_anon_mib", a.ws_anon_mib, "anon_mib", a.anon_mib)];
+            let parts = parts.into_iter().chain([
+                ("bg_touch_mib", a.bg_touch_mib, "anon_mib", a.anon_mib),
+                ("launch_file_mib", a.launch_file_mib, "file_mib", a.file_mib),
+                ("ws_file_mib", a.ws_file_mib, "file_mib", a.file_mib),
+            ]);
+            for (k, v, whole, of) in parts {
+                if v > of {
+                    return err(k, format!("{k} ({v} MiB) must not exceed {whole} ({of} MiB)"));
+                }
             }
             if a.anon_mib + a.file_mib <= 0.0 {
                 return err("anon_mib", "an app needs some memory".into());
@@ -387,36 +549,42 @@ impl Workload {
     /// app against `catalog`.
     pub fn load(name_or_path: &str, catalog: &Catalog) -> Result<Workload, ConfigError> {
         let (file, src) = load_source("workloads", "workload", name_or_path)?;
-        let w: Workload = parse(&file, &src)?;
-        w.validate(&file, &src, catalog)?;
+        Workload::parse(&file, &src, catalog)
+    }
+
+    /// Parses and validates a workload's text against `catalog`; `file` names it in
+    /// errors.
+    pub fn parse(file: &str, src: &str, catalog: &Catalog) -> Result<Workload, ConfigError> {
+        let input = Input::new(file, src);
+        let w: Workload = parse(&input)?;
+        w.validate(&input, catalog)?;
         Ok(w)
     }
 
-    fn validate(&self, file: &str, src: &str, catalog: &Catalog) -> Result<(), ConfigError> {
-        let err = |k: &str, needle: &str, msg: String| Err(ConfigError::new(file, src, k, Some(needle), msg));
+    fn validate(&self, input: &Input, catalog: &Catalog) -> Result<(), ConfigError> {
+        let err = |k: &str, msg: String| Err(input.error(k, msg));
         if self.sequence.is_empty() {
-            return err("sequence", "", "the sequence names no app".into());
+            return err("sequence", "the sequence names no app".into());
         }
         if self.rounds == 0 || self.rounds > 10_000 {
-            return err("rounds", "", format!("must be 1..=10000, got {}", self.rounds));
+            return err("rounds", format!("must be 1..=10000, got {}", self.rounds));
         }
         for (k, v) in [("use_s", self.use_s), ("idle_s", self.idle_s), ("balloon_mib", self.balloon_mib)] {
             if !(v.is_finite() && v >= 0.0) {
-                return err(k, "", format!("must be zero or more, got {v}"));
+                return err(k, format!("must be zero or more, got {v}"));
             }
         }
-        let bg = self
-            .background
-            .iter()
-            .flat_map(|b| b.pool.iter().map(|n| ("background.pool", n)).chain(b.fixed.iter().map(|n| ("background.fixed", n))));
-        for (k, name) in self.sequence.iter().map(|n| ("sequence", n)).chain(bg) {
-            if catalog.get(name).is_none() {
-                return err(k, &format!("\"{name}\""), format!("unknown app `{name}` (see `floe list apps`)"));
+        let lists = [("sequence", &self.sequence)]
+            .into_iter()
+            .chain(self.background.iter().flat_map(|b| [("background.pool", &b.pool), ("background.fixed", &b.fixed)]));
+        for (k, names) in lists {
+            if let Some((i, name)) = names.iter().enumerate().find(|(_, n)| catalog.get(n).is_none()) {
+                return err(&format!("{k}[{i}]"), format!("unknown app `{name}` (see `floe list apps`)"));
             }
         }
         if let Some(b) = &self.background {
             if !(b.use_s.is_finite() && b.use_s >= 0.0) {
-                return err("background.use_s", "", format!("must be zero or more, got {}", b.use_s));
+                return err("background.use_s", format!("must be zero or more, got {}", b.use_s));
             }
         }
         Ok(())
@@ -427,32 +595,46 @@ impl Workload {
 mod tests {
     use super::*;
 
+    /// The text of an embedded file with `from` replaced by `to` (which must occur).
+    fn edited(path: &str, from: &str, to: &str) -> String {
+        let src = embedded(path).unwrap();
+        assert!(src.contains(from), "{path} has no `{from}`");
+        src.replacen(from, to, 1)
+    }
+
+    /// The 1-based line of the first line of `src` that starts with `prefix`.
+    fn line(src: &str, prefix: &str) -> Option<usize> {
+        src.lines().position(|l| l.starts_with(prefix)).map(|i| i + 1)
+    }
+
+    fn workload(src: &str) -> Result<Workload, ConfigError> {
+        Workload::parse("w.toml", src, &Catalog::embedded().unwrap())
+    }
+
     #[test]
     fn bad_toml_names_file_line_and_field() {
         let src = "name = \"x\"\n[memory]\nram_mib = \"lots\"\n";
-        let e = parse::<Device>("dev.toml", src).unwrap_err();
+        let e = Device::parse("dev.toml", src).unwrap_err();
         assert_eq!(e.file, "dev.toml");
         assert_eq!(e.line, Some(3));
-        assert_eq!(e.field.as_deref(), Some("ram_mib"));
+        assert_eq!(e.field.as_deref(), Some("memory.ram_mib"));
     }
 
     #[test]
     fn unknown_app_in_workload_is_located() {
         let cat = Catalog { apps: vec![] };
         let src = "name = \"w\"\ndescription = \"\"\nsource = \"\"\ndevice = \"p20\"\nrounds = 1\nuse_s = 1.0\nidle_s = 0.0\ninteractive = true\nballoon_mib = 0.0\nsequence = [\"nope\"]\n";
-        let w: Workload = parse("w.toml", src).unwrap();
-        let e = w.validate("w.toml", src, &cat).unwrap_err();
+        let e = Workload::parse("w.toml", src, &cat).unwrap_err();
         assert_eq!(e.line, Some(10));
         assert!(e.message.contains("unknown app `nope`"), "{e}");
     }
 
     #[test]
     fn unknown_app_in_a_fixed_background_set_is_located() {
-        let cat = Catalog::embedded().unwrap();
-        let src = "name = \"w\"\ndescription = \"\"\nsource = \"\"\ndevice = \"p20\"\nrounds = 1\nuse_s = 1.0\nidle_s = 0.0\ninteractive = true\nballoon_mib = 0.0\nsequence = [\"whatsapp\"]\n[background]\npool = [\"skype\"]\nfixed = [\"skype\", \"nope\"]\ncount = 1\nuse_s = 1.0\n";
-        let w: Workload = parse("w.toml", src).unwrap();
-        let e = w.validate("w.toml", src, &cat).unwrap_err();
-        assert_eq!(e.line, Some(13));
+        let src = "name = \"w\"\ndescription = \"\"\nsource = \"\"\ndevice = \"p20\"\nrounds = 1\nuse_s = 1.0\nidle_s = 0.0\ninteractive = true\nballoon_mib = 0.0\nsequence = [\"whatsapp\"]\n[background]\npool = [\"skype\"]\nfixed = [\"skype\",\n  \"nope\"]\ncount = 1\nuse_s = 1.0\n";
+        let e = workload(src).unwrap_err();
+        // The element's own line, within a list spread over two.
+        assert_eq!(e.line, Some(14));
         assert_eq!(e.field.as_deref(), Some("background.fixed"));
         assert!(e.message.contains("unknown app `nope`"), "{e}");
     }
@@ -460,15 +642,97 @@ mod tests {
     #[test]
     fn background_group_limits_are_checked_and_located() {
         let (file, src) = load_source("devices", "device", "nexus5").unwrap();
-        let d: Device = parse(&file, &src).unwrap();
+        let d = Device::parse(&file, &src).unwrap();
         assert_eq!(d.cpu.bg_shares, Some(52));
-        d.validate(&file, &src).unwrap();
         let bad = src.replace("bg_shares = 52", "bg_shares = 1");
-        let e = parse::<Device>(&file, &bad).unwrap().validate(&file, &bad).unwrap_err();
+        let e = Device::parse(&file, &bad).unwrap_err();
         assert!(e.message.contains("2..=262144"), "{e}");
-        assert_eq!(e.line, bad.lines().position(|l| l.starts_with("bg_shares")).map(|i| i + 1));
+        assert_eq!(e.line, line(&bad, "bg_shares"));
         let bad = src.replace("bg_shares = 52", "bg_cores = 5");
-        let e = parse::<Device>(&file, &bad).unwrap().validate(&file, &bad).unwrap_err();
+        let e = Device::parse(&file, &bad).unwrap_err();
         assert!(e.message.contains("1..=cores (4)"), "{e}");
+    }
+
+    /// A missing top-level key or table has no line and is named itself; a key
+    /// missing from a table is named by its dotted path at the table's header.
+    #[test]
+    fn a_missing_key_is_named_and_located_at_its_table() {
+        let src = edited("workloads/ice-video-call.toml", "\nuse_s = 300.0", "\n#");
+        let e = workload(&src).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (None, Some("use_s")), "{e}");
+        assert_eq!(e.to_string(), "w.toml: field `use_s`: missing field `use_s`");
+        let src = edited("devices/p20.toml", "[cpu]\ncores = 8", "");
+        let e = Device::parse("nocpu.toml", &src).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (None, Some("cpu")), "{e}");
+        let src = edited("workloads/ice-video-call.toml", "\ncount = 8", "\n#");
+        let e = workload(&src).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (line(&src, "[background]"), Some("background.count")), "{e}");
+        let src = edited("apps.toml", "[[app]]\nname = \"skype\"\n", "[[app]]\n");
+        let e = Catalog::parse("apps.toml", &src).unwrap_err();
+        let header = embedded("apps.toml").unwrap().find("[[app]]\nname = \"skype\"").map(|i| src[..i].lines().count() + 1);
+        assert_eq!((e.line, e.field.as_deref()), (header, Some("name")), "{e}");
+    }
+
+    /// A key is found in its own table, not wherever its last component first appears.
+    #[test]
+    fn a_key_is_located_by_its_full_path() {
+        let src = edited("workloads/ice-video-call.toml", "use_s = 30.0", "use_s = -1.0");
+        let e = workload(&src).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (line(&src, "use_s = -1.0"), Some("background.use_s")), "{e}");
+        assert!(e.line > line(&src, "[background]"));
+        let src = edited("workloads/ice-video-call.toml", "use_s = 30.0", "use_s = \"long\"");
+        let e = workload(&src).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (line(&src, "use_s = \"long\""), Some("background.use_s")), "{e}");
+    }
+
+    /// The catalog with the line of skype's [[app]] table that sets `key` replaced by
+    /// `key = value`.
+    fn skype_with(key: &str, value: &str) -> String {
+        let cat = embedded("apps.toml").unwrap();
+        let (head, tail) = cat.split_at(cat.find("name = \"skype\"").unwrap());
+        let i = tail.find(&format!("\n{key} =")).unwrap() + 1;
+        let end = i + tail[i..].find('\n').unwrap();
+        format!("{head}{}{key} = {value}{}", &tail[..i], &tail[end..])
+    }
+
+    /// A catalog problem names the offending key of the offending app, at its line in
+    /// that app's [[app]] table.
+    #[test]
+    fn catalog_problems_name_the_field_of_the_app() {
+        for (key, bad) in [("ws_anon_mib", "5000.0"), ("bg_touch_mib", "9999.0"), ("launch_file_mib", "1e6"), ("cold_launch_ms", "-1.0")] {
+            let src = skype_with(key, bad);
+            let e = Catalog::parse("apps.toml", &src).unwrap_err();
+            assert_eq!((e.line, e.field.as_deref()), (line(&src, &format!("{key} = {bad}")), Some(key)), "{e}");
+            assert!(e.message.starts_with("app `skype`"), "{e}");
+        }
+        // A type error in the Nth app is at its line in the Nth [[app]] table.
+        let src = skype_with("anon_mib", "\"x\"");
+        let e = Catalog::parse("apps.toml", &src).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (line(&src, "anon_mib = \"x\""), Some("anon_mib")), "{e}");
+    }
+
+    #[test]
+    fn a_duplicated_app_is_reported_at_the_duplicate() {
+        let cat = embedded("apps.toml").unwrap();
+        let first = cat.find("\n[[app]]\n").unwrap() + 1;
+        let second = first + cat[first..].find("\n[[app]]\n").unwrap() + 1;
+        let src = format!("{cat}\n{}", &cat[first..second]);
+        let e = Catalog::parse("apps.toml", &src).unwrap_err();
+        assert!(e.message.contains("defined twice"), "{e}");
+        assert_eq!(e.line, Some(cat.lines().count() + 3), "{e}");
+    }
+
+    /// Watermarks out of order name the one that breaks the order, at its line.
+    #[test]
+    fn watermarks_out_of_order_name_the_odd_one() {
+        for (from, to, key) in [
+            ("watermark_high_mib = 1024.0", "watermark_high_mib = 0", "watermark_high_mib"),
+            ("watermark_min_mib = 682.7", "watermark_min_mib = 2000", "watermark_min_mib"),
+            ("watermark_low_mib = 853.3", "watermark_low_mib = 5", "watermark_low_mib"),
+        ] {
+            let src = edited("devices/p20.toml", from, to);
+            let e = Device::parse("wm.toml", &src).unwrap_err();
+            assert_eq!((e.line, e.field.clone()), (line(&src, to), Some(format!("memory.{key}"))), "{e}");
+        }
     }
 }

@@ -242,6 +242,28 @@ fn load_source(dir: &str, what: &str, name_or_path: &str) -> Result<(String, Str
     })
 }
 
+/// Largest size of RAM, flash swap or an SL2 in MiB: 1 TiB.
+pub(crate) const MAX_MIB: f64 = 1_048_576.0;
+pub(crate) const MAX_MIB_WHY: &str = "1 TiB, more than any phone has";
+/// zram's disksize (uncompressed pages) at most this many times RAM.
+const ZRAM_MAX_PER_RAM: f64 = 2.0;
+const ZRAM_MAX_WHY: &str =
+    "zram.rst: \"there is little point creating a zram of greater than twice the size of memory since we expect a 2:1 compression ratio\"";
+/// Highest compression ratio: zsmalloc's smallest object is 32 bytes (ZS_MIN_ALLOC_SIZE),
+/// so no page takes less than 4096 / 32 of its size; the lowest is 1, as zram stores a
+/// page that does not compress as it is.
+const MAX_ZRAM_RATIO: f64 = 128.0;
+const RATIO_WHY: &str = "uncompressed / compressed: zram stores a page that does not compress as it is, and zsmalloc's smallest object is 32 of a page's 4096 bytes";
+/// Slowest compression or decompression of one page: 10 ms, a thousand times lz4's.
+const MAX_CODEC_US: f64 = 10_000.0;
+const CODEC_WHY: &str = "10 ms, a thousand times lz4 on a phone's core";
+/// Slowest 4 KiB flash access: a second.
+const MAX_FLASH_US: f64 = 1_000_000.0;
+const FLASH_US_WHY: &str = "a second; the slowest phone flash takes milliseconds";
+/// Slowest sequential flash bandwidth: 1 MiB/s.
+const MIN_FLASH_MIB_S: f64 = 1.0;
+const FLASH_MIB_S_WHY: &str = "from 1 MiB/s, slower than any phone's flash, to 1 TiB/s";
+
 /// Memory of a device.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -330,39 +352,19 @@ impl Device {
     fn validate(&self, input: &Input) -> Result<(), ConfigError> {
         let m = &self.memory;
         let err = |k: &str, msg: String| Err(input.error(k, msg));
-        let positive = [
-            ("memory.ram_mib", m.ram_mib),
-            ("memory.app_mem_mib", m.app_mem_mib),
-            ("zram.ratio", self.zram.ratio),
-            ("flash.read_4k_us", self.flash.read_4k_us),
-            ("flash.write_4k_us", self.flash.write_4k_us),
-            ("flash.seq_read_mib_s", self.flash.seq_read_mib_s),
-            ("flash.seq_write_mib_s", self.flash.seq_write_mib_s),
-        ];
-        if let Some(v) = self.flash.swap_mib.filter(|v| !(v.is_finite() && *v > 0.0)) {
-            return err("flash.swap_mib", format!("must be a positive number, got {v}"));
+        if !(m.ram_mib.is_finite() && m.ram_mib > 0.0 && m.ram_mib <= MAX_MIB) {
+            return err("memory.ram_mib", format!("must be a positive number of MiB up to {MAX_MIB} ({MAX_MIB_WHY}), got {}", m.ram_mib));
         }
-        for (k, v) in positive {
-            if !(v.is_finite() && v > 0.0) {
-                return err(k, format!("must be a positive number, got {v}"));
-            }
-        }
-        let non_negative = [
-            ("zram.size_mib", self.zram.size_mib),
-            ("zram.compress_us_per_page", self.zram.compress_us_per_page),
-            ("zram.decompress_us_per_page", self.zram.decompress_us_per_page),
-            ("memory.watermark_min_mib", m.watermark_min_mib),
-            ("memory.shared_rss_mib", m.shared_rss_mib),
-        ];
-        for (k, v) in non_negative {
-            if !(v.is_finite() && v >= 0.0) {
-                return err(k, format!("must be zero or more, got {v}"));
-            }
+        if !(m.app_mem_mib.is_finite() && m.app_mem_mib > 0.0) {
+            return err("memory.app_mem_mib", format!("must be a positive number, got {}", m.app_mem_mib));
         }
         if m.app_mem_mib > m.ram_mib {
             return err("memory.app_mem_mib", format!("{} MiB left to apps is more than the {} MiB of RAM", m.app_mem_mib, m.ram_mib));
         }
         let (min, low, high) = (m.watermark_min_mib, m.watermark_low_mib, m.watermark_high_mib);
+        if !(min.is_finite() && min >= 0.0) {
+            return err("memory.watermark_min_mib", format!("must be zero or more, got {min}"));
+        }
         if !(min <= low && low <= high) {
             // Name the watermark out of order with both others when there is one (the
             // likely typo), else the middle one; the message gives all three.
@@ -375,16 +377,69 @@ impl Device {
             };
             return err(k, format!("watermarks must satisfy min <= low <= high, got min {min}, low {low}, high {high} MiB"));
         }
-        if m.watermark_high_mib * 2.0 > m.app_mem_mib {
-            return err("memory.watermark_high_mib", "the high watermark is more than half of app memory".into());
+        if high * 2.0 > m.app_mem_mib {
+            return err(
+                "memory.watermark_high_mib",
+                format!("the high watermark ({high} MiB) is more than half of app memory ({} MiB)", m.app_mem_mib),
+            );
         }
-        for (i, w) in m.minfree.iter().enumerate() {
-            if !(w.1.is_finite() && w.1 >= 0.0) {
-                return err(&format!("memory.minfree[{i}]"), format!("minfree levels must be MiB >= 0, got {}", w.1));
+        for (i, &(adj, mib)) in m.minfree.iter().enumerate() {
+            let k = format!("memory.minfree[{i}]");
+            if !(-1000..=1000).contains(&adj) {
+                return err(&k, format!("oom_adj {adj} is outside the kernel's -1000..=1000 (oom_score_adj)"));
             }
-            if i > 0 && m.minfree[i - 1].0 >= w.0 {
-                return err(&format!("memory.minfree[{i}]"), "minfree must list [oom_adj, MiB] pairs with strictly ascending adj".into());
+            if i > 0 && m.minfree[i - 1].0 >= adj {
+                return err(&k, "minfree must list [oom_adj, MiB] pairs with strictly ascending adj".into());
             }
+            if !(mib.is_finite() && mib >= 0.0) {
+                return err(&k, format!("minfree levels must be MiB >= 0, got {mib}"));
+            }
+            if mib > m.app_mem_mib {
+                return err(
+                    &k,
+                    format!(
+                        "level {mib} MiB is more than the {} MiB left to apps (app_mem_mib): free memory never reaches it, so the LMK would kill at every check",
+                        m.app_mem_mib
+                    ),
+                );
+            }
+        }
+        let system = m.ram_mib - m.app_mem_mib;
+        if !(m.shared_rss_mib.is_finite() && m.shared_rss_mib >= 0.0 && m.shared_rss_mib <= system) {
+            return err(
+                "memory.shared_rss_mib",
+                format!(
+                    "must be 0..={system} MiB (the system's share of RAM, ram_mib - app_mem_mib, where shared pages live), got {}",
+                    m.shared_rss_mib
+                ),
+            );
+        }
+        let z = &self.zram;
+        let zram_max = ZRAM_MAX_PER_RAM * m.ram_mib;
+        if !(z.size_mib.is_finite() && z.size_mib >= 0.0 && z.size_mib <= zram_max) {
+            return err("zram.size_mib", format!("must be 0..={zram_max} MiB, twice the RAM ({ZRAM_MAX_WHY}), got {}", z.size_mib));
+        }
+        if !(z.ratio.is_finite() && (1.0..=MAX_ZRAM_RATIO).contains(&z.ratio)) {
+            return err("zram.ratio", format!("must be 1..={MAX_ZRAM_RATIO} ({RATIO_WHY}), got {}", z.ratio));
+        }
+        for (k, v) in [("zram.compress_us_per_page", z.compress_us_per_page), ("zram.decompress_us_per_page", z.decompress_us_per_page)] {
+            if !(v.is_finite() && (0.0..=MAX_CODEC_US).contains(&v)) {
+                return err(k, format!("must be 0..={MAX_CODEC_US} us ({CODEC_WHY}), got {v}"));
+            }
+        }
+        let f = &self.flash;
+        for (k, v) in [("flash.read_4k_us", f.read_4k_us), ("flash.write_4k_us", f.write_4k_us)] {
+            if !(v.is_finite() && v > 0.0 && v <= MAX_FLASH_US) {
+                return err(k, format!("must be a positive number of us up to {MAX_FLASH_US} ({FLASH_US_WHY}), got {v}"));
+            }
+        }
+        for (k, v) in [("flash.seq_read_mib_s", f.seq_read_mib_s), ("flash.seq_write_mib_s", f.seq_write_mib_s)] {
+            if !(v.is_finite() && (MIN_FLASH_MIB_S..=MAX_MIB).contains(&v)) {
+                return err(k, format!("must be {MIN_FLASH_MIB_S}..={MAX_MIB} MiB/s ({FLASH_MIB_S_WHY}), got {v}"));
+            }
+        }
+        if let Some(v) = f.swap_mib.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= MAX_MIB)) {
+            return err("flash.swap_mib", format!("must be a positive number of MiB up to {MAX_MIB} ({MAX_MIB_WHY}), got {v}"));
         }
         if self.cpu.cores == 0 || self.cpu.cores > 64 {
             return err("cpu.cores", format!("must be 1..=64, got {}", self.cpu.cores));
@@ -733,6 +788,30 @@ mod tests {
             let src = edited("devices/p20.toml", from, to);
             let e = Device::parse("wm.toml", &src).unwrap_err();
             assert_eq!((e.line, e.field.clone()), (line(&src, to), Some(format!("memory.{key}"))), "{e}");
+        }
+    }
+
+    /// Sizes, ratios and speeds a device cannot have are refused, each at its line.
+    #[test]
+    fn device_values_out_of_range_are_refused() {
+        for (dev, from, to, key, says) in [
+            ("p20", "ratio = 2.58", "ratio = 0.5", "zram.ratio", "1..=128"),
+            ("p20", "ratio = 2.58", "ratio = 1e300", "zram.ratio", "zsmalloc"),
+            ("p20", "size_mib = 1024.0", "size_mib = 1e9", "zram.size_mib", "twice the RAM"),
+            ("hikey970", "swap_mib = 2048.0", "swap_mib = 1e9", "flash.swap_mib", "1 TiB"),
+            ("p20", "[0, 72.0]", "[0, 5000.0]", "memory.minfree", "3072 MiB left to apps"),
+            ("p20", "[906, 315.0]", "[2000, 315.0]", "memory.minfree", "-1000..=1000"),
+            ("p20", "ram_mib = 6144.0", "ram_mib = 1e9", "memory.ram_mib", "1 TiB"),
+            ("p20", "read_4k_us = 110.0", "read_4k_us = 1e12", "flash.read_4k_us", "a second"),
+            ("p20", "seq_write_mib_s = 248.0", "seq_write_mib_s = 0.001", "flash.seq_write_mib_s", "1 MiB/s"),
+            ("p20", "compress_us_per_page = 10.0", "compress_us_per_page = 1e9", "zram.compress_us_per_page", "10 ms"),
+            ("galaxy-nexus", "shared_rss_mib = 29.3", "shared_rss_mib = 1e6", "memory.shared_rss_mib", "system's share"),
+        ] {
+            let src = edited(&format!("devices/{dev}.toml"), from, to);
+            let e = Device::parse("d.toml", &src).unwrap_err();
+            let at = src.lines().position(|l| l.contains(to)).map(|i| i + 1);
+            assert_eq!((e.line, e.field.as_deref()), (at, Some(key)), "{e}");
+            assert!(e.message.contains(says), "{e}");
         }
     }
 }

@@ -454,6 +454,23 @@ impl Device {
     }
 }
 
+/// Largest footprint (and part of one) of an app: 16 GiB.
+const MAX_APP_MIB: f64 = 16_384.0;
+const APP_MIB_WHY: &str = "MiB; 16 GiB, more than a phone leaves any app";
+/// Longest launch, and longest CPU burst of a background wakeup: a minute.
+const MAX_LAUNCH_MS: f64 = 60_000.0;
+const LAUNCH_MS_WHY: &str = "ms; a minute, more than the tens of seconds a 3D game takes to start (SmartLMK Sec. 1)";
+const BG_CPU_MS_WHY: &str = "ms of CPU per wakeup; a minute";
+/// Most CPU one UI frame may take: a second.
+const MAX_FRAME_CPU_MS: f64 = 1_000.0;
+const FRAME_CPU_MS_WHY: &str = "ms; a second, sixty frame periods at 60 Hz";
+/// Background wakeups come at most once a second and at least once a day.
+const MIN_BG_PERIOD_S: f64 = 1.0;
+const MAX_BG_PERIOD_S: f64 = 86_400.0;
+const BG_PERIOD_WHY: &str = "a cached app wakes at most once a second and at least once a day";
+/// Most apps a catalog may hold: app ids are 16-bit.
+const MAX_APPS: usize = u16::MAX as usize;
+
 /// One app of the catalog (data/apps.toml).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -524,34 +541,39 @@ impl Catalog {
             if c.app[..i].iter().any(|o| o.name == a.name) {
                 return err("name", "defined twice".into());
             }
+            // Each number's upper limit and why; the parts of a footprint are bounded by
+            // the footprint below.
             let nums = [
-                ("anon_mib", a.anon_mib),
-                ("file_mib", a.file_mib),
-                ("launch_anon_mib", a.launch_anon_mib),
-                ("launch_file_mib", a.launch_file_mib),
-                ("ws_anon_mib", a.ws_anon_mib),
-                ("ws_file_mib", a.ws_file_mib),
-                ("cold_launch_ms", a.cold_launch_ms),
-                ("warm_launch_ms", a.warm_launch_ms),
-                ("frame_cpu_ms", a.frame_cpu_ms),
-                ("bg_cpu_ms", a.bg_cpu_ms),
-                ("bg_touch_mib", a.bg_touch_mib),
+                ("anon_mib", a.anon_mib, MAX_APP_MIB, APP_MIB_WHY),
+                ("file_mib", a.file_mib, MAX_APP_MIB, APP_MIB_WHY),
+                ("launch_anon_mib", a.launch_anon_mib, MAX_APP_MIB, APP_MIB_WHY),
+                ("launch_file_mib", a.launch_file_mib, MAX_APP_MIB, APP_MIB_WHY),
+                ("ws_anon_mib", a.ws_anon_mib, MAX_APP_MIB, APP_MIB_WHY),
+                ("ws_file_mib", a.ws_file_mib, MAX_APP_MIB, APP_MIB_WHY),
+                ("bg_touch_mib", a.bg_touch_mib, MAX_APP_MIB, APP_MIB_WHY),
+                ("cold_launch_ms", a.cold_launch_ms, MAX_LAUNCH_MS, LAUNCH_MS_WHY),
+                ("warm_launch_ms", a.warm_launch_ms, MAX_LAUNCH_MS, LAUNCH_MS_WHY),
+                ("frame_cpu_ms", a.frame_cpu_ms, MAX_FRAME_CPU_MS, FRAME_CPU_MS_WHY),
+                ("bg_cpu_ms", a.bg_cpu_ms, MAX_LAUNCH_MS, BG_CPU_MS_WHY),
             ];
-            for (k, v) in nums {
-                if !(v.is_finite() && v >= 0.0) {
-                    return err(k, format!("must be zero or more, got {v}"));
+            for (k, v, max, why) in nums {
+                if !(v.is_finite() && (0.0..=max).contains(&v)) {
+                    return err(k, format!("must be 0..={max} ({why}), got {v}"));
                 }
             }
-            if !(a.bg_period_s.is_finite() && a.bg_period_s > 0.0) {
-                return err("bg_period_s", format!("must be positive, got {}", a.bg_period_s));
+            if !(a.bg_period_s.is_finite() && (MIN_BG_PERIOD_S..=MAX_BG_PERIOD_S).contains(&a.bg_period_s)) {
+                return err(
+                    "bg_period_s",
+                    format!("must be {MIN_BG_PERIOD_S}..={MAX_BG_PERIOD_S} s ({BG_PERIOD_WHY}), got {}", a.bg_period_s),
+                );
             }
-            let parts =
-                [("launch_anon_mib", a.launch_anon_mib, "anon_mib", a.anon_mib), ("ws_anon_mib", a.ws_anon_mib, "anon_mib", a.anon_mib)];
-            let parts = parts.into_iter().chain([
+            let parts = [
+                ("launch_anon_mib", a.launch_anon_mib, "anon_mib", a.anon_mib),
+                ("ws_anon_mib", a.ws_anon_mib, "anon_mib", a.anon_mib),
                 ("bg_touch_mib", a.bg_touch_mib, "anon_mib", a.anon_mib),
                 ("launch_file_mib", a.launch_file_mib, "file_mib", a.file_mib),
                 ("ws_file_mib", a.ws_file_mib, "file_mib", a.file_mib),
-            ]);
+            ];
             for (k, v, whole, of) in parts {
                 if v > of {
                     return err(k, format!("{k} ({v} MiB) must not exceed {whole} ({of} MiB)"));
@@ -560,6 +582,13 @@ impl Catalog {
             if a.anon_mib + a.file_mib <= 0.0 {
                 return err("anon_mib", "an app needs some memory".into());
             }
+        }
+        if c.app.len() > MAX_APPS {
+            return Err(input.error_at(
+                &format!("app[{MAX_APPS}]"),
+                "app",
+                format!("more than {MAX_APPS} apps (the simulator's app ids are 16-bit)"),
+            ));
         }
         Ok(Catalog { apps: c.app })
     }
@@ -811,6 +840,25 @@ mod tests {
             let e = Device::parse("d.toml", &src).unwrap_err();
             let at = src.lines().position(|l| l.contains(to)).map(|i| i + 1);
             assert_eq!((e.line, e.field.as_deref()), (at, Some(key)), "{e}");
+            assert!(e.message.contains(says), "{e}");
+        }
+    }
+
+    /// An app's sizes and times are bounded, each at its line.
+    #[test]
+    fn app_values_out_of_range_are_refused() {
+        for (key, bad, says) in [
+            ("cold_launch_ms", "1e20", "a minute"),
+            ("warm_launch_ms", "1e9", "a minute"),
+            ("frame_cpu_ms", "5000.0", "a second"),
+            ("bg_period_s", "1e-9", "once a second"),
+            ("bg_period_s", "1e9", "once a day"),
+            ("bg_cpu_ms", "1e12", "a minute"),
+            ("anon_mib", "1e9", "16 GiB"),
+        ] {
+            let src = skype_with(key, bad);
+            let e = Catalog::parse("apps.toml", &src).unwrap_err();
+            assert_eq!((e.line, e.field.as_deref()), (line(&src, &format!("{key} = {bad}")), Some(key)), "{e}");
             assert!(e.message.contains(says), "{e}");
         }
     }

@@ -598,6 +598,14 @@ impl Catalog {
     }
 }
 
+/// Longest simulated time a workload may ask for (its uses, idle times and background
+/// apps' uses): a week.
+pub const MAX_RUN_S: f64 = 7.0 * 86_400.0;
+const MAX_RUN_WHY: &str = "a week; a simulated day takes seconds of wall time per policy";
+/// Most launches a workload may play.
+pub const MAX_LAUNCHES: usize = 100_000;
+const LAUNCHES_WHY: &str = "one every six seconds for a week";
+
 /// Apps cached before the measured part of a workload.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -650,13 +658,8 @@ impl Workload {
         if self.sequence.is_empty() {
             return err("sequence", "the sequence names no app".into());
         }
-        if self.rounds == 0 || self.rounds > 10_000 {
-            return err("rounds", format!("must be 1..=10000, got {}", self.rounds));
-        }
-        for (k, v) in [("use_s", self.use_s), ("idle_s", self.idle_s), ("balloon_mib", self.balloon_mib)] {
-            if !(v.is_finite() && v >= 0.0) {
-                return err(k, format!("must be zero or more, got {v}"));
-            }
+        if !(0.0..=MAX_MIB).contains(&self.balloon_mib) {
+            return err("balloon_mib", format!("must be 0..={MAX_MIB} MiB ({MAX_MIB_WHY}), got {}", self.balloon_mib));
         }
         let lists = [("sequence", &self.sequence)]
             .into_iter()
@@ -667,9 +670,84 @@ impl Workload {
             }
         }
         if let Some(b) = &self.background {
-            if !(b.use_s.is_finite() && b.use_s >= 0.0) {
-                return err("background.use_s", format!("must be zero or more, got {}", b.use_s));
+            for (k, names) in [("background.pool", &b.pool), ("background.fixed", &b.fixed)] {
+                if let Some(i) = (1..names.len()).find(|&i| names[..i].contains(&names[i])) {
+                    return err(&format!("{k}[{i}]"), format!("app `{}` is listed twice", names[i]));
+                }
             }
+            if let Some(i) = b.fixed.iter().position(|n| self.sequence.contains(n)) {
+                return err(
+                    &format!("background.fixed[{i}]"),
+                    format!("app `{}` is also in `sequence`: a background app is never one of the measured ones", b.fixed[i]),
+                );
+            }
+            let room = self.background_room(false);
+            if b.count > room {
+                return err("background.count", format!("{} background apps asked for, but {}", b.count, self.background_holds(false)));
+            }
+        }
+        self.check_time(input, self.background.as_ref().map_or(0, |b| b.count))
+    }
+
+    /// How many distinct background apps a run can cache: those of the pool and (unless
+    /// the run draws from the pool alone) of the fixed set that are not in `sequence`.
+    pub fn background_room(&self, draw: bool) -> usize {
+        let Some(b) = &self.background else { return 0 };
+        let fixed = if draw { &[][..] } else { &b.fixed[..] };
+        let mut names: Vec<&String> = fixed.iter().chain(&b.pool).filter(|n| !self.sequence.contains(n)).collect();
+        names.sort();
+        names.dedup();
+        names.len()
+    }
+
+    /// What the background can give, for messages.
+    pub(crate) fn background_holds(&self, draw: bool) -> String {
+        let room = self.background_room(draw);
+        match &self.background {
+            None => "the workload has no [background] table".into(),
+            Some(b) if draw || b.fixed.is_empty() => format!("the pool holds {room} apps that are not in `sequence`"),
+            Some(_) => format!("the fixed set and the pool hold {room} apps that are not in `sequence`"),
+        }
+    }
+
+    /// Checks the workload's times and launches, with `bg_apps` background apps, against
+    /// the simulator's limits: each time and the whole run at most [`MAX_RUN_S`], at
+    /// most [`MAX_LAUNCHES`] launches.
+    fn check_time(&self, input: &Input, bg_apps: usize) -> Result<(), ConfigError> {
+        let err = |k: &str, msg: String| Err(input.error(k, msg));
+        if self.rounds == 0 || self.rounds > 10_000 {
+            return err("rounds", format!("must be 1..=10000, got {}", self.rounds));
+        }
+        let bg_use_s = self.background.as_ref().map_or(0.0, |b| b.use_s);
+        for (k, v) in [("use_s", self.use_s), ("idle_s", self.idle_s), ("background.use_s", bg_use_s)] {
+            if !(v.is_finite() && (0.0..=MAX_RUN_S).contains(&v)) {
+                return err(k, format!("must be 0..={MAX_RUN_S} s ({MAX_RUN_WHY}), got {v}"));
+            }
+        }
+        let (rounds, apps) = (self.rounds as usize, self.sequence.len());
+        if rounds.saturating_mul(apps) > MAX_LAUNCHES {
+            let k = if rounds > 1 { "rounds" } else { "sequence" };
+            return err(
+                k,
+                format!(
+                    "{rounds} rounds x {apps} apps = {} launches, more than {MAX_LAUNCHES} ({LAUNCHES_WHY})",
+                    rounds.saturating_mul(apps)
+                ),
+            );
+        }
+        let launches = (rounds * apps) as f64;
+        let parts = [("use_s", launches * self.use_s), ("idle_s", launches * self.idle_s), ("background.use_s", bg_apps as f64 * bg_use_s)];
+        let total: f64 = parts.iter().map(|p| p.1).sum();
+        if total > MAX_RUN_S {
+            // The field that contributes most is named; the message gives the whole sum.
+            let k = parts.iter().fold(parts[0], |m, p| if p.1 > m.1 { *p } else { m }).0;
+            return err(
+                k,
+                format!(
+                    "{rounds} rounds x {apps} apps x ({} s use + {} s idle) + {bg_apps} background apps x {bg_use_s} s = {total} s of simulated time, more than {MAX_RUN_S} s ({MAX_RUN_WHY})",
+                    self.use_s, self.idle_s
+                ),
+            );
         }
         Ok(())
     }
@@ -861,5 +939,59 @@ mod tests {
             assert_eq!((e.line, e.field.as_deref()), (line(&src, &format!("{key} = {bad}")), Some(key)), "{e}");
             assert!(e.message.contains(says), "{e}");
         }
+    }
+
+    /// Workload times are bounded, alone and together, and so are its launches; the
+    /// message names the field that weighs most.
+    #[test]
+    fn workload_times_out_of_range_are_refused() {
+        // (file, text, replacement, the line's start, field, message)
+        for (path, from, to, at, key, says) in [
+            ("workloads/ice-video-call.toml", "use_s = 300.0", "use_s = 2e10", "use_s = 2e10", "use_s", "a week"),
+            ("workloads/ice-video-call.toml", "use_s = 300.0", "use_s = 1e9", "use_s = 1e9", "use_s", "a week"),
+            ("workloads/ice-video-call.toml", "use_s = 30.0", "use_s = 1e300", "use_s = 1e300", "background.use_s", "a week"),
+            (
+                "workloads/bench-day.toml",
+                "rounds = 12 ",
+                "rounds = 100 ",
+                "idle_s",
+                "idle_s",
+                "100 rounds x 20 apps x (60 s use + 300 s idle)",
+            ),
+            (
+                "workloads/ice-video-call.toml",
+                "use_s = 30.0",
+                "use_s = 86400.0",
+                "use_s = 86400",
+                "background.use_s",
+                "8 background apps x 86400 s",
+            ),
+            ("workloads/selective-b2.toml", "rounds = 1 ", "rounds = 1000 ", "rounds", "rounds", "240000 launches"),
+        ] {
+            let src = edited(path, from, to);
+            let e = workload(&src).unwrap_err();
+            assert_eq!((e.line, e.field.as_deref()), (line(&src, at), Some(key)), "{e}");
+            assert!(e.message.contains(says), "{e}");
+        }
+    }
+
+    /// A background app asked for must exist: `count` is at most what the fixed set and
+    /// the pool hold outside `sequence`, neither lists an app twice, and a fixed app is
+    /// never a measured one.
+    #[test]
+    fn background_sets_are_checked() {
+        for (from, to, key, says) in [
+            ("count = 8", "count = 50", "background.count", "50 background apps asked for, but the fixed set and the pool hold 19 apps"),
+            ("fixed = [\"twitter\"", "fixed = [\"whatsapp\", \"twitter\"", "background.fixed", "app `whatsapp` is also in `sequence`"),
+            ("pool = [\"facebook\"", "pool = [\"chrome\", \"facebook\"", "background.pool", "app `chrome` is listed twice"),
+            ("fixed = [\"twitter\"", "fixed = [\"skype\", \"twitter\"", "background.fixed", "app `skype` is listed twice"),
+        ] {
+            let src = edited("workloads/ice-video-call.toml", from, to);
+            let e = workload(&src).unwrap_err();
+            assert_eq!((e.line, e.field.as_deref()), (line(&src, to), Some(key)), "{e}");
+            assert!(e.message.contains(says), "{e}");
+        }
+        let wl = workload(embedded("workloads/ice-video-call.toml").unwrap()).unwrap();
+        assert_eq!((wl.background_room(false), wl.background_room(true)), (19, 19));
     }
 }

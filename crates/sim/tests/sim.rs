@@ -184,25 +184,14 @@ fn every_number_in_data_has_a_source() {
 #[test]
 fn embedded_data_loads() {
     let cat = Catalog::embedded().unwrap();
-    for d in ["pixel3", "pixel3a", "pixel4", "p20", "hikey970", "galaxy-nexus", "nexus5"] {
+    let devices = floe_sim::config::embedded_names("devices");
+    assert!(devices.len() >= 7, "{devices:?}");
+    for d in devices {
         Device::load(d).unwrap_or_else(|e| panic!("{e}"));
     }
-    for w in [
-        "ice-video-call",
-        "ice-short-video",
-        "ice-scrolling",
-        "ice-game",
-        "seal-30apps",
-        "smartlmk-256",
-        "asap-seq1",
-        "asap-seq2",
-        "asap-seq3",
-        "selective-a1",
-        "selective-a2",
-        "selective-b1",
-        "selective-b2",
-        "selective-c",
-    ] {
+    let workloads = floe_sim::config::embedded_names("workloads");
+    assert!(workloads.len() >= 16, "{workloads:?}");
+    for w in workloads {
         let wl = Workload::load(w, &cat).unwrap_or_else(|e| panic!("{e}"));
         Device::load(&wl.device).unwrap_or_else(|e| panic!("{w}: {e}"));
     }

@@ -219,26 +219,48 @@ pub fn embedded_files() -> &'static [(&'static str, &'static str)] {
     EMBEDDED
 }
 
-/// Loads `name_or_path`: an embedded name under `dir`, or a path to a TOML file.
-fn load_source(dir: &str, what: &str, name_or_path: &str) -> Result<(String, String), ConfigError> {
+/// An input's text: its name in messages, the text, and whether it is embedded.
+struct Source {
+    file: String,
+    src: String,
+    embedded: bool,
+}
+
+/// Why an input could not be found.
+enum Missing {
+    /// Neither an embedded name nor a file.
+    Unknown { path: String },
+    /// A file that cannot be read.
+    Unreadable { path: String, error: std::io::Error },
+}
+
+/// Finds `name_or_path`: an embedded name under `dir`, or a path to a TOML file, a
+/// relative one taken from the directory `base` (empty: the current one).
+fn find_source(dir: &str, name_or_path: &str, base: &Path) -> Result<Source, Missing> {
     if let Some(src) = embedded(&format!("{dir}/{name_or_path}.toml")) {
-        return Ok((format!("data/{dir}/{name_or_path}.toml"), src.to_string()));
+        return Ok(Source { file: format!("data/{dir}/{name_or_path}.toml"), src: src.to_string(), embedded: true });
     }
-    let p = Path::new(name_or_path);
+    let p = base.join(name_or_path);
+    let path = p.display().to_string();
     if p.exists() || name_or_path.contains('/') || name_or_path.ends_with(".toml") {
-        let src = std::fs::read_to_string(p).map_err(|e| ConfigError {
-            file: name_or_path.to_string(),
-            line: None,
-            field: None,
-            message: format!("cannot read {what} file: {e}"),
-        })?;
-        return Ok((name_or_path.to_string(), src));
+        return match std::fs::read_to_string(&p) {
+            Ok(src) => Ok(Source { file: path, src, embedded: false }),
+            Err(error) => Err(Missing::Unreadable { path, error }),
+        };
     }
-    Err(ConfigError {
-        file: name_or_path.to_string(),
-        line: None,
-        field: None,
-        message: format!("no {what} named `{name_or_path}` (known: {}) and no such file", embedded_names(dir).join(", ")),
+    Err(Missing::Unknown { path })
+}
+
+/// Loads `name_or_path`: an embedded name under `dir`, or a path to a TOML file.
+fn load_source(dir: &str, what: &str, name_or_path: &str) -> Result<Source, ConfigError> {
+    find_source(dir, name_or_path, Path::new("")).map_err(|m| {
+        let message = match m {
+            Missing::Unknown { .. } => {
+                format!("no {what} named `{name_or_path}` (known: {}) and no such file", embedded_names(dir).join(", "))
+            }
+            Missing::Unreadable { error, .. } => format!("cannot read {what} file: {error}"),
+        };
+        ConfigError { file: name_or_path.to_string(), line: None, field: None, message }
     })
 }
 
@@ -337,8 +359,8 @@ pub struct Device {
 impl Device {
     /// Loads an embedded device by name, or a device file by path.
     pub fn load(name_or_path: &str) -> Result<Device, ConfigError> {
-        let (file, src) = load_source("devices", "device", name_or_path)?;
-        Device::parse(&file, &src)
+        let s = load_source("devices", "device", name_or_path)?;
+        Device::parse(&s.file, &s.src)
     }
 
     /// Parses and validates a device file's text; `file` names it in errors.
@@ -634,23 +656,69 @@ pub struct Workload {
     pub balloon_mib: f64,
     pub sequence: Vec<String>,
     pub background: Option<Background>,
+    /// Where the workload was read from.
+    #[serde(skip)]
+    origin: Origin,
+}
+
+/// Where a workload was read from: its file's name and text (to locate problems found
+/// when a run sets it against a device) and whether it is embedded (a file's `device`
+/// path is taken from the file's directory).
+#[derive(Clone, Default, PartialEq)]
+struct Origin {
+    file: String,
+    src: std::sync::Arc<str>,
+    embedded: bool,
+}
+
+impl fmt::Debug for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Origin").field("file", &self.file).field("embedded", &self.embedded).finish_non_exhaustive()
+    }
 }
 
 impl Workload {
     /// Loads an embedded workload by name, or a workload file by path, checking every
     /// app against `catalog`.
     pub fn load(name_or_path: &str, catalog: &Catalog) -> Result<Workload, ConfigError> {
-        let (file, src) = load_source("workloads", "workload", name_or_path)?;
-        Workload::parse(&file, &src, catalog)
+        let s = load_source("workloads", "workload", name_or_path)?;
+        let mut w = Workload::parse(&s.file, &s.src, catalog)?;
+        w.origin.embedded = s.embedded;
+        Ok(w)
     }
 
     /// Parses and validates a workload's text against `catalog`; `file` names it in
     /// errors.
     pub fn parse(file: &str, src: &str, catalog: &Catalog) -> Result<Workload, ConfigError> {
         let input = Input::new(file, src);
-        let w: Workload = parse(&input)?;
+        let mut w: Workload = parse(&input)?;
         w.validate(&input, catalog)?;
+        w.origin = Origin { file: file.to_string(), src: src.into(), embedded: false };
         Ok(w)
+    }
+
+    /// The workload's file and text, to locate problems found after loading it.
+    fn input(&self) -> Input<'_> {
+        let file = if self.origin.file.is_empty() { &self.name } else { &self.origin.file };
+        Input::new(file, &self.origin.src)
+    }
+
+    /// The device the workload names in `device`: an embedded device of that name, else
+    /// a device file, a relative path taken from the directory of the workload's file.
+    /// A device that cannot be found is an error at the workload's `device` line; a
+    /// device file with a problem is an error in that file.
+    pub fn default_device(&self) -> Result<Device, ConfigError> {
+        let base = if self.origin.embedded { Path::new("") } else { Path::new(&self.origin.file).parent().unwrap_or(Path::new("")) };
+        match find_source("devices", &self.device, base) {
+            Ok(s) => Device::parse(&s.file, &s.src),
+            Err(Missing::Unknown { path }) => Err(self.input().error(
+                "device",
+                format!("no device named `{}` (known: {}) and no file {path}", self.device, embedded_names("devices").join(", ")),
+            )),
+            Err(Missing::Unreadable { path, error }) => {
+                Err(self.input().error("device", format!("cannot read device file {path}: {error}")))
+            }
+        }
     }
 
     fn validate(&self, input: &Input, catalog: &Catalog) -> Result<(), ConfigError> {
@@ -803,7 +871,7 @@ mod tests {
 
     #[test]
     fn background_group_limits_are_checked_and_located() {
-        let (file, src) = load_source("devices", "device", "nexus5").unwrap();
+        let Source { file, src, .. } = load_source("devices", "device", "nexus5").unwrap();
         let d = Device::parse(&file, &src).unwrap();
         assert_eq!(d.cpu.bg_shares, Some(52));
         let bad = src.replace("bg_shares = 52", "bg_shares = 1");
@@ -993,5 +1061,35 @@ mod tests {
         }
         let wl = workload(embedded("workloads/ice-video-call.toml").unwrap()).unwrap();
         assert_eq!((wl.background_room(false), wl.background_room(true)), (19, 19));
+    }
+
+    /// A workload's `device` is an embedded name, else a path taken from the workload
+    /// file's directory; one that cannot be found is an error at the workload's line.
+    #[test]
+    fn the_workloads_device_is_found_beside_it() {
+        let cat = Catalog::embedded().unwrap();
+        assert_eq!(Workload::load("ice-video-call", &cat).unwrap().default_device().unwrap().name, "p20");
+        let dir = std::env::temp_dir().join(format!("floe-wdev-{}", std::process::id())).join("sub");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("dev.toml"), edited("devices/p20.toml", "name = \"p20\"", "name = \"beside\"")).unwrap();
+        let wdev = dir.join("wdev.toml");
+        let with_device = |device: &str| {
+            std::fs::write(&wdev, edited("workloads/ice-video-call.toml", "device = \"p20\"", &format!("device = \"{device}\""))).unwrap();
+            Workload::load(wdev.to_str().unwrap(), &cat).unwrap().default_device()
+        };
+        assert_eq!(with_device("dev.toml").unwrap().name, "beside", "relative to the workload's directory, not the current one");
+        assert_eq!(with_device(dir.join("dev.toml").to_str().unwrap()).unwrap().name, "beside");
+        assert_eq!(with_device("pixel3").unwrap().name, "pixel3", "embedded names win");
+        let e = with_device("nosuch").unwrap_err();
+        assert_eq!((e.file.as_str(), e.line, e.field.as_deref()), (wdev.to_str().unwrap(), Some(4), Some("device")), "{e}");
+        assert!(e.message.contains("no device named `nosuch`"), "{e}");
+        let e = with_device("missing.toml").unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (Some(4), Some("device")), "{e}");
+        assert!(e.message.contains(&dir.join("missing.toml").display().to_string()), "{e}");
+        // A problem inside the device file is reported in that file.
+        std::fs::write(dir.join("dev.toml"), edited("devices/p20.toml", "cores = 8", "cores = 0")).unwrap();
+        let e = with_device("dev.toml").unwrap_err();
+        assert_eq!((e.file, e.field.as_deref()), (dir.join("dev.toml").display().to_string(), Some("cpu.cores")));
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
     }
 }

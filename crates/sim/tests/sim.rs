@@ -11,7 +11,9 @@ const TD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata");
 fn tiny() -> (Device, Workload, Catalog) {
     let cat = Catalog::load(&format!("{TD}/tiny-apps.toml")).unwrap();
     let wl = Workload::load(&format!("{TD}/tiny-workload.toml"), &cat).unwrap();
-    let dev = Device::load(&format!("{TD}/tiny-device.toml")).unwrap();
+    // The workload names its device by a path relative to its own directory.
+    let dev = wl.default_device().unwrap();
+    assert_eq!(dev, Device::load(&format!("{TD}/tiny-device.toml")).unwrap());
     (dev, wl, cat)
 }
 
@@ -193,7 +195,7 @@ fn embedded_data_loads() {
     assert!(workloads.len() >= 16, "{workloads:?}");
     for w in workloads {
         let wl = Workload::load(w, &cat).unwrap_or_else(|e| panic!("{e}"));
-        Device::load(&wl.device).unwrap_or_else(|e| panic!("{w}: {e}"));
+        wl.default_device().unwrap_or_else(|e| panic!("{w}: {e}"));
     }
 }
 

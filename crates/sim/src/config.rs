@@ -268,8 +268,8 @@ fn load_source(dir: &str, what: &str, name_or_path: &str) -> Result<Source, Conf
 pub(crate) const MAX_MIB: f64 = 1_048_576.0;
 pub(crate) const MAX_MIB_WHY: &str = "1 TiB, more than any phone has";
 /// zram's disksize (uncompressed pages) at most this many times RAM.
-const ZRAM_MAX_PER_RAM: f64 = 2.0;
-const ZRAM_MAX_WHY: &str =
+pub(crate) const ZRAM_MAX_PER_RAM: f64 = 2.0;
+pub(crate) const ZRAM_MAX_WHY: &str =
     "zram.rst: \"there is little point creating a zram of greater than twice the size of memory since we expect a 2:1 compression ratio\"";
 /// Highest compression ratio: zsmalloc's smallest object is 32 bytes (ZS_MIN_ALLOC_SIZE),
 /// so no page takes less than 4096 / 32 of its size; the lowest is 1, as zram stores a
@@ -369,6 +369,21 @@ impl Device {
         let d: Device = parse(&input)?;
         d.validate(&input)?;
         Ok(d)
+    }
+
+    /// A balloon must be smaller than this (MiB): the memory left to apps less twice
+    /// the high watermark, the least memory a run leaves its apps.
+    pub fn balloon_room_mib(&self) -> f64 {
+        self.memory.app_mem_mib - 2.0 * self.memory.watermark_high_mib
+    }
+
+    /// What a balloon must be on this device, for messages.
+    pub(crate) fn balloon_rule(&self) -> String {
+        format!(
+            "a balloon must be at least 0 and below {:.0} MiB (memory left to apps on {} less twice its high watermark)",
+            self.balloon_room_mib(),
+            self.name
+        )
     }
 
     fn validate(&self, input: &Input) -> Result<(), ConfigError> {
@@ -729,14 +744,7 @@ impl Workload {
         if !(0.0..=MAX_MIB).contains(&self.balloon_mib) {
             return err("balloon_mib", format!("must be 0..={MAX_MIB} MiB ({MAX_MIB_WHY}), got {}", self.balloon_mib));
         }
-        let lists = [("sequence", &self.sequence)]
-            .into_iter()
-            .chain(self.background.iter().flat_map(|b| [("background.pool", &b.pool), ("background.fixed", &b.fixed)]));
-        for (k, names) in lists {
-            if let Some((i, name)) = names.iter().enumerate().find(|(_, n)| catalog.get(n).is_none()) {
-                return err(&format!("{k}[{i}]"), format!("unknown app `{name}` (see `floe list apps`)"));
-            }
-        }
+        self.check_apps(input, catalog)?;
         if let Some(b) = &self.background {
             for (k, names) in [("background.pool", &b.pool), ("background.fixed", &b.fixed)] {
                 if let Some(i) = (1..names.len()).find(|&i| names[..i].contains(&names[i])) {
@@ -755,6 +763,35 @@ impl Workload {
             }
         }
         self.check_time(input, self.background.as_ref().map_or(0, |b| b.count))
+    }
+
+    /// Checks that `catalog` holds every app the workload names.
+    fn check_apps(&self, input: &Input, catalog: &Catalog) -> Result<(), ConfigError> {
+        let lists = [("sequence", &self.sequence)]
+            .into_iter()
+            .chain(self.background.iter().flat_map(|b| [("background.pool", &b.pool), ("background.fixed", &b.fixed)]));
+        for (k, names) in lists {
+            if let Some((i, name)) = names.iter().enumerate().find(|(_, n)| catalog.get(n).is_none()) {
+                return Err(input.error(&format!("{k}[{i}]"), format!("unknown app `{name}` (see `floe list apps`)")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the workload as a run sets it up, on `device` with `catalog` and
+    /// `bg_apps` background apps: every app is in the catalog, its times are within the
+    /// limits (its fields may have changed since it was loaded), and unless the run
+    /// replaces it (`own_balloon` false), its balloon leaves the device's apps more than
+    /// twice the high watermark.
+    pub(crate) fn check_run(&self, device: &Device, catalog: &Catalog, bg_apps: usize, own_balloon: bool) -> Result<(), ConfigError> {
+        let input = self.input();
+        self.check_apps(&input, catalog)?;
+        self.check_time(&input, bg_apps)?;
+        let (b, room) = (self.balloon_mib, device.balloon_room_mib());
+        if own_balloon && !(b.is_finite() && b >= 0.0 && b < room) {
+            return Err(input.error("balloon_mib", format!("{b} MiB: {}", device.balloon_rule())));
+        }
+        Ok(())
     }
 
     /// How many distinct background apps a run can cache: those of the pool and (unless

@@ -5,7 +5,8 @@
 //! Events are ordered by (time, sequence number); every random choice comes from a
 //! seeded stream owned by one component, so a run is a pure function of its inputs.
 
-use crate::config::{AppSpec, Catalog, Device, Workload};
+use crate::config::{AppSpec, Catalog, Device, Workload, MAX_MIB, MAX_MIB_WHY, ZRAM_MAX_PER_RAM, ZRAM_MAX_WHY};
+use crate::SimError;
 mod asap;
 mod kill;
 mod launch;
@@ -460,8 +461,69 @@ pub(crate) fn embedded_sim(device: &str, workload: &str, policy: &str, opts: &Ru
     Sim::new(&dev, &wl, &cat, floe_policies::make_spec(policy).unwrap(), opts)
 }
 
+/// Checks that a run's inputs fit together (see [`Sim::try_new`]).
+fn check(device: &Device, workload: &Workload, catalog: &Catalog, setup: &Setup, opts: &RunOptions) -> Result<(), SimError> {
+    let run = |msg: String| Err(SimError::Run(format!("workload `{}` on {}: {msg}", workload.name, device.name)));
+    let want = opts.bg_apps.unwrap_or(workload.background.as_ref().map_or(0, |b| b.count));
+    let room = workload.background_room(opts.draw_bg);
+    if want > room {
+        let how = if opts.draw_bg { " (a draw takes apps from the pool alone)" } else { "" };
+        return run(format!("{want} background apps asked for, but {}{how}", workload.background_holds(opts.draw_bg)));
+    }
+    workload.check_run(device, catalog, want, opts.balloon_mib.is_none())?;
+    if let Some(b) = opts.balloon_mib.filter(|&b| !(b.is_finite() && b >= 0.0 && b < device.balloon_room_mib())) {
+        return run(format!("a balloon of {b} MiB was asked for; {}", device.balloon_rule()));
+    }
+    if let Some(seal) = setup.seal.filter(|_| setup.swap == SwapSetup::TwoLevel) {
+        let sl1_max = ZRAM_MAX_PER_RAM * device.memory.ram_mib;
+        if let Some(sl1) = seal.sl1_mib.filter(|&x| !(x > 0.0 && x <= sl1_max)) {
+            return run(format!(
+                "SEAL's sl1 of {sl1} MiB is more than {sl1_max} MiB, twice the device's RAM (SL1 holds uncompressed pages like zram, and {ZRAM_MAX_WHY})"
+            ));
+        }
+        if let Some(sl2) = seal.sl2_mib.filter(|&x| !(x > 0.0 && x <= MAX_MIB)) {
+            return run(format!("SEAL's sl2 of {sl2} MiB is more than {MAX_MIB} MiB ({MAX_MIB_WHY})"));
+        }
+    }
+    // Page ids are 32-bit and app ids 16-bit: every app the run may hold must fit.
+    let mut names: Vec<&String> =
+        workload.sequence.iter().chain(workload.background.iter().flat_map(|b| b.pool.iter().chain(&b.fixed))).collect();
+    names.sort();
+    names.dedup();
+    let pages: u64 =
+        names.iter().filter_map(|n| catalog.get(n)).map(|a| pages_of(a.anon_mib).max(1) as u64 + pages_of(a.file_mib).max(1) as u64).sum();
+    if names.len() >= u16::MAX as usize || pages >= u32::MAX as u64 {
+        return run(format!(
+            "its {} apps hold {} MiB together, more than the simulator addresses (65535 apps, 16 TiB)",
+            names.len(),
+            pages / 256
+        ));
+    }
+    Ok(())
+}
+
 impl Sim {
-    /// Builds a run. Background apps are drawn from the workload's pool with the seed.
+    /// Builds a run after checking that its inputs fit together: no more background
+    /// apps asked for than the workload's fixed set and pool hold (the pool alone for a
+    /// draw), a balloon (the options' or else the workload's) that leaves the device's
+    /// apps more than twice its high watermark, SEAL's SL1 within twice the device's
+    /// RAM and SL2 within 1 TiB, the workload's times within the limits, every app in
+    /// the catalog.
+    pub fn try_new(
+        device: &Device,
+        workload: &Workload,
+        catalog: &Catalog,
+        policy: Box<dyn Policy>,
+        opts: &RunOptions,
+    ) -> Result<Sim, SimError> {
+        check(device, workload, catalog, &policy.setup(), opts)?;
+        Ok(Sim::new(device, workload, catalog, policy, opts))
+    }
+
+    /// Builds a run without the checks of [`Sim::try_new`], for inputs known to fit:
+    /// a larger balloon is cut to leave the apps twice the high watermark, and fewer
+    /// background apps than asked for are cached when the workload has no more.
+    /// Background apps are drawn from the workload's pool with the seed.
     pub fn new(device: &Device, workload: &Workload, catalog: &Catalog, policy: Box<dyn Policy>, opts: &RunOptions) -> Sim {
         let setup = policy.setup();
         // zswap's pool allocator in the seeds' kernels is zbud (the 4.x default), which
@@ -483,8 +545,12 @@ impl Sim {
                     chosen.push(n.clone());
                 }
             }
-            let mut pool: Vec<&String> = bg.pool.iter().filter(|n| !workload.sequence.contains(n) && !chosen.contains(n)).collect();
-            pool.dedup();
+            let mut pool: Vec<&String> = Vec::new();
+            for n in bg.pool.iter().filter(|n| !workload.sequence.contains(n) && !chosen.contains(n)) {
+                if !pool.contains(&n) {
+                    pool.push(n);
+                }
+            }
             while chosen.len() < want && !pool.is_empty() {
                 let i = rng_wl.gen_range(0..pool.len());
                 chosen.push(pool.remove(i).clone());

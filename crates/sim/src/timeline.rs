@@ -70,7 +70,7 @@ pub fn run_with_timeline(
     }
     let p = floe_policies::make_spec(policy).map_err(SimError::Policy)?;
     let name = p.name().to_string();
-    let mut sim = Sim::new(device, workload, catalog, p, opts);
+    let mut sim = Sim::try_new(device, workload, catalog, p, opts)?;
     let mut prev = sim.snapshot();
     let mut end = Nanos::ZERO;
     loop {

@@ -82,6 +82,12 @@ const IDLE_TICK: Nanos = Nanos::from_ms(100);
 /// The in-kernel LMK runs at most this often outside reclaim passes.
 const LMK_INTERVAL: Nanos = Nanos::from_ms(1);
 
+/// Simulated time at which a run stops (2^62 ns, 146 years), far beyond any workload's
+/// week: times stay below a quarter of u64's range, so adding any bounded duration to
+/// one cannot wrap. Only inputs out of all proportion (a launch or the flash queue that
+/// would take centuries) reach it.
+pub const HORIZON: Nanos = Nanos(1 << 62);
+
 /// Options of one run beyond device, workload and policy.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
@@ -404,6 +410,8 @@ pub struct Sim {
     busy_sample: (Nanos, f64, u64),
     util: f64,
     ended: bool,
+    /// The run stopped at [`HORIZON`] before its workload was over.
+    overran: bool,
     /// SEAL's two-level swap, when the policy asks for it.
     seal: Option<seal::SealState>,
     /// ASAP's prepaging, when the policy asks for it.
@@ -733,6 +741,7 @@ impl Sim {
             busy_sample: (Nanos::ZERO, 0.0, 0),
             util: 0.0,
             ended: false,
+            overran: false,
             seal,
             asap,
         };
@@ -752,12 +761,18 @@ impl Sim {
         sim
     }
 
+    /// `d` from now, at most the end of time (u64's largest).
+    fn after(&self, d: Nanos) -> Nanos {
+        Nanos(self.now.0.saturating_add(d.0))
+    }
+
     fn push(&mut self, at: Nanos, ev: Ev) {
         self.seq += 1;
         self.queue.push(Reverse(Queued { at, seq: self.seq, ev }));
     }
 
-    /// Runs the whole workload and returns its record.
+    /// Runs the whole workload and returns its record (of what happened up to
+    /// [`HORIZON`] if the run stopped there: see [`Sim::overran`]).
     pub fn run(mut self) -> RunRecord {
         self.run_to_end();
         self.record()
@@ -768,10 +783,17 @@ impl Sim {
         while self.run_until(Nanos(u64::MAX)) {}
     }
 
-    /// Runs every event before `t`; returns false once the workload has finished.
+    /// Runs every event before `t`; returns false once the workload has finished, or
+    /// the run has stopped at [`HORIZON`] ([`Sim::overran`]).
     pub fn run_until(&mut self, t: Nanos) -> bool {
         while !self.ended {
             match self.queue.peek() {
+                // The earliest event is past the horizon, and so is the rest of the run.
+                Some(Reverse(q)) if q.at > HORIZON => {
+                    self.overran = true;
+                    self.ended = true;
+                    break;
+                }
                 Some(Reverse(q)) if q.at < t => {}
                 Some(_) => return true,
                 None => {
@@ -786,6 +808,24 @@ impl Sim {
             self.sync_cpu();
         }
         false
+    }
+
+    /// Whether the run stopped at [`HORIZON`] before its workload was over.
+    pub fn overran(&self) -> bool {
+        self.overran
+    }
+
+    /// The run's record, an error if it stopped at [`HORIZON`].
+    pub(crate) fn finish(&self) -> Result<RunRecord, SimError> {
+        if self.overran {
+            return Err(SimError::Run(format!(
+                "workload `{}` on {}: the run reached {:.0} years of simulated time, where the simulator stops (a launch, CPU job or flash queue would last longer)",
+                self.workload.name,
+                self.device.name,
+                HORIZON.as_secs_f64() / (365.25 * 86_400.0)
+            )));
+        }
+        Ok(self.record())
     }
 
     /// Page accesses simulated so far (for the benchmark).
@@ -929,7 +969,7 @@ impl Sim {
                 self.busy_sample = (self.now, self.cpu.busy_core_ns, flash_served);
                 self.pending.push(Event::Tick);
                 if let Some(t) = self.setup.tick {
-                    self.push(self.now + t, Ev::PolicyTick);
+                    self.push(self.after(t), Ev::PolicyTick);
                 }
             }
             Ev::Kswapd => self.kswapd_batch(),
@@ -1047,9 +1087,9 @@ impl Sim {
                 self.in_use = true;
                 self.interactive = interactive;
                 if measured && interactive {
-                    self.use_ns += Nanos::from_secs_f64(secs).0;
+                    self.use_ns = self.use_ns.saturating_add(Nanos::from_secs_f64(secs).0);
                 }
-                self.push(self.now + Nanos::from_secs_f64(secs), Ev::Step);
+                self.push(self.after(Nanos::from_secs_f64(secs)), Ev::Step);
             }
             Step::Home { secs } => {
                 if let Some(prev) = self.fg.take() {
@@ -1057,7 +1097,7 @@ impl Sim {
                     self.pending.push(Event::AppSwitch { from: Some(AppId(prev)), to: None });
                 }
                 self.recompute_adj();
-                self.push(self.now + Nanos::from_secs_f64(secs), Ev::Step);
+                self.push(self.after(Nanos::from_secs_f64(secs)), Ev::Step);
             }
         }
     }
@@ -1288,7 +1328,7 @@ impl Sim {
         let u: f64 = self.rng_bg.gen_range(f64::EPSILON..1.0);
         let after = Nanos::from_secs_f64(-mean * u.ln());
         let life = a.life;
-        self.push(self.now + after, Ev::BgWake { app, life, gen });
+        self.push(self.after(after), Ev::BgWake { app, life, gen });
     }
 
     fn bg_wake(&mut self, app: u16, life: u32, gen: u32) {
@@ -1767,5 +1807,32 @@ impl SystemView for Sim {
 
     fn cpu_busy_iowait(&self) -> f64 {
         self.util
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run whose next event lies past the horizon stops there with an error; a step
+    /// longer than time itself is put at its end instead of wrapping around.
+    #[test]
+    fn a_run_stops_at_the_horizon_and_time_does_not_wrap() {
+        let cat = Catalog::embedded().unwrap();
+        let mut wl = Workload::load("ice-video-call", &cat).unwrap();
+        wl.use_s = 1e12;
+        let dev = Device::load("p20").unwrap();
+        let opts = RunOptions { bg_apps: Some(0), ..Default::default() };
+        let mut sim = Sim::new(&dev, &wl, &cat, floe_policies::make("lru-cfs").unwrap(), &opts);
+        assert!(sim.run_until(Nanos::from_secs(60)));
+        assert!(sim.queue.iter().any(|Reverse(q)| q.at == Nanos(u64::MAX)), "the use step ends at the end of time");
+        sim.queue.retain(|Reverse(q)| q.at > HORIZON);
+        assert!(!sim.run_until(Nanos(u64::MAX)));
+        assert!(sim.overran() && sim.now_ns() < HORIZON);
+        let e = sim.finish().unwrap_err().to_string();
+        assert!(e.contains("146 years of simulated time"), "{e}");
+        let mut fine = embedded_sim("p20", "ice-video-call", "lru-cfs", &opts);
+        fine.run_to_end();
+        assert!(!fine.overran() && fine.finish().is_ok());
     }
 }

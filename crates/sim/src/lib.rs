@@ -40,7 +40,9 @@ pub enum SimError {
 /// not fit together are an error (see [`Sim::try_new`]).
 pub fn run(device: &Device, workload: &Workload, catalog: &Catalog, policy: &str, opts: &RunOptions) -> Result<RunRecord, SimError> {
     let p = floe_policies::make_spec(policy).map_err(SimError::Policy)?;
-    let mut rec = Sim::try_new(device, workload, catalog, p, opts)?.run();
+    let mut sim = Sim::try_new(device, workload, catalog, p, opts)?;
+    sim.run_to_end();
+    let mut rec = sim.finish()?;
     policy_params(&mut rec, policy);
     Ok(rec)
 }

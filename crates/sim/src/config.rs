@@ -34,40 +34,174 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-impl ConfigError {
-    fn new(file: &str, src: &str, field: &str, needle: Option<&str>, message: impl Into<String>) -> ConfigError {
-        let line = needle.and_then(|n| find_line(src, field, n));
-        ConfigError { file: file.to_string(), line, field: Some(field.to_string()), message: message.into() }
+/// One step of a path into a TOML document: a key of a table, or an element of an
+/// array (of values or of tables).
+#[derive(Clone, Debug, PartialEq)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// Splits a dotted path such as `app[3].name` or `background.fixed[1]` (keys of this
+/// schema hold no dots or brackets).
+fn segments(path: &str) -> Vec<Seg> {
+    let mut out = Vec::new();
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let mut rest = part;
+        if let Some(i) = rest.find('[') {
+            out.push(Seg::Key(rest[..i].to_string()));
+            rest = &rest[i..];
+            while let Some(end) = rest.find(']') {
+                if let Ok(n) = rest[1..end].parse() {
+                    out.push(Seg::Index(n));
+                }
+                rest = &rest[end + 1..];
+            }
+        } else {
+            out.push(Seg::Key(rest.to_string()));
+        }
+    }
+    out
+}
+
+/// A key or value of a parsed document: its path, the field name errors show for it
+/// (the dotted keys, restarting inside an array of tables and ending at an array of
+/// values), and where its key and its value are in the text.
+struct Node {
+    path: Vec<Seg>,
+    field: String,
+    key: Option<std::ops::Range<usize>>,
+    value: Option<std::ops::Range<usize>>,
+    table: bool,
+}
+
+fn walk(item: &toml_edit::Item, node: Node, out: &mut Vec<Node>) {
+    let (path, field, in_values) = (node.path.clone(), node.field.clone(), item.is_array());
+    out.push(node);
+    if let Some(t) = item.as_table_like() {
+        for (k, _) in t.iter() {
+            if let Some((key, child)) = t.get_key_value(k) {
+                let mut p = path.clone();
+                p.push(Seg::Key(k.to_string()));
+                let f = if field.is_empty() { k.to_string() } else { format!("{field}.{k}") };
+                let table = child.is_table_like();
+                walk(child, Node { path: p, field: f, key: key.span(), value: child.span(), table }, out);
+            }
+        }
+        return;
+    }
+    for i in 0.. {
+        let Some(child) = item.get(i) else { break };
+        let mut p = path.clone();
+        p.push(Seg::Index(i));
+        // Inside an array of tables the field restarts (an app's `name`); an element
+        // of an array of values is shown as the array.
+        let f = if in_values { field.clone() } else { String::new() };
+        walk(child, Node { path: p, field: f, key: None, value: child.span(), table: child.is_table_like() }, out);
     }
 }
 
-/// The 1-based line where `key` is set, preferring one that also mentions `value`.
-fn find_line(src: &str, key: &str, value: &str) -> Option<usize> {
-    let leaf = key.rsplit('.').next().unwrap_or(key);
-    let is_key = |l: &str| {
-        let t = l.trim_start();
-        t.starts_with(leaf) && t[leaf.len()..].trim_start().starts_with('=')
-    };
-    src.lines()
-        .position(|l| is_key(l) && l.contains(value))
-        .or_else(|| src.lines().position(|l| l.contains(value)))
-        .or_else(|| src.lines().position(is_key))
-        .map(|i| i + 1)
+/// An input file's name and text; parsed once more (keeping spans) when a problem is to
+/// be located by its key's full dotted path.
+struct Input<'a> {
+    file: &'a str,
+    src: &'a str,
+    nodes: std::cell::OnceCell<Vec<Node>>,
 }
 
-fn parse<T: for<'de> Deserialize<'de>>(file: &str, src: &str) -> Result<T, ConfigError> {
-    toml::from_str(src).map_err(|e| {
-        let (line, field) = match e.span() {
-            Some(span) => {
-                let line_no = src[..span.start.min(src.len())].matches('\n').count() + 1;
-                let text = src.lines().nth(line_no - 1).unwrap_or("");
-                let field = text.split_once('=').map(|(k, _)| k.trim().to_string()).filter(|k| !k.is_empty() && !k.starts_with('['));
-                (Some(line_no), field)
+impl<'a> Input<'a> {
+    fn new(file: &'a str, src: &'a str) -> Input<'a> {
+        Input { file, src, nodes: std::cell::OnceCell::new() }
+    }
+
+    /// Every key and value of the document, parents before children.
+    fn nodes(&self) -> &[Node] {
+        self.nodes.get_or_init(|| {
+            let mut nodes = Vec::new();
+            if let Ok(doc) = toml_edit::ImDocument::parse(self.src) {
+                let root = doc.as_item();
+                walk(root, Node { path: Vec::new(), field: String::new(), key: None, value: root.span(), table: true }, &mut nodes);
             }
-            None => (None, None),
+            nodes
+        })
+    }
+
+    /// The 1-based line holding byte `at`.
+    fn line_at(&self, at: usize) -> usize {
+        self.src.as_bytes()[..at.min(self.src.len())].iter().filter(|&&b| b == b'\n').count() + 1
+    }
+
+    /// The line of `path`: its key's line, or its value's for an array element; the
+    /// nearest enclosing table's header line when the key is absent; none for the
+    /// top level.
+    fn line_of(&self, path: &str) -> Option<usize> {
+        let mut path = segments(path);
+        while !path.is_empty() {
+            if let Some(n) = self.nodes().iter().find(|n| n.path == path) {
+                return n.key.clone().or(n.value.clone()).map(|r| self.line_at(r.start));
+            }
+            path.pop();
+        }
+        None
+    }
+
+    /// An error about the value at `path` (e.g. `memory.ram_mib`, `app[3].anon_mib`),
+    /// shown as `field`.
+    fn error_at(&self, path: &str, field: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError { file: self.file.to_string(), line: self.line_of(path), field: Some(field.to_string()), message: message.into() }
+    }
+
+    /// An error about the value at `path`, shown under the same name.
+    fn error(&self, path: &str, message: impl Into<String>) -> ConfigError {
+        let field: Vec<&str> = path.split('.').map(|p| p.split('[').next().unwrap_or(p)).collect();
+        self.error_at(path, &field.join("."), message)
+    }
+
+    /// Locates an error of deserialization: a missing field in the table it belongs
+    /// to (at the table's header line; no line at the top level), anything else at the
+    /// deepest key or value holding the error's position.
+    fn de_error(&self, e: &toml::de::Error) -> ConfigError {
+        let message = e.message().trim().to_string();
+        let at = |field: String, line: Option<usize>| ConfigError {
+            file: self.file.to_string(),
+            line,
+            field: Some(field),
+            message: message.clone(),
         };
-        ConfigError { file: file.to_string(), line, field, message: e.message().trim().to_string() }
-    })
+        let Some(span) = e.span() else {
+            return ConfigError { file: self.file.to_string(), line: None, field: None, message };
+        };
+        let missing = message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`'));
+        if let Some(name) = missing {
+            // serde reports a missing field on the table that lacks it.
+            let table = self.nodes().iter().rfind(|n| n.table && (n.value == Some(span.clone()) || n.key == Some(span.clone())));
+            return match table {
+                Some(n) if n.path.is_empty() => at(name.to_string(), None),
+                Some(n) => {
+                    let field = if n.field.is_empty() { name.to_string() } else { format!("{}.{name}", n.field) };
+                    at(field, Some(self.line_at(span.start)))
+                }
+                None => at(name.to_string(), Some(self.line_at(span.start))),
+            };
+        }
+        let holds =
+            |r: &Option<std::ops::Range<usize>>| r.as_ref().is_some_and(|r| r.start <= span.start && span.start < r.end.max(r.start + 1));
+        let line = self.line_at(span.start);
+        match self.nodes().iter().filter(|n| !n.path.is_empty() && (holds(&n.key) || holds(&n.value))).max_by_key(|n| n.path.len()) {
+            Some(n) if !n.field.is_empty() => at(n.field.clone(), Some(line)),
+            _ => {
+                // No key holds the position (the text is not TOML): name the key the line
+                // sets, if any.
+                let text = self.src.lines().nth(line - 1).unwrap_or("");
+                let field = text.split_once('=').map(|(k, _)| k.trim().to_string()).filter(|k| !k.is_empty() && !k.starts_with('['));
+                ConfigError { file: self.file.to_string(), line: Some(line), field, message }
+            }
+        }
+    }
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(input: &Input) -> Result<T, ConfigError> {
+    toml::from_str(input.src).map_err(|e| input.de_error(&e))
 }
 
 fn embedded(path: &str) -> Option<&'static str> {
@@ -85,28 +219,72 @@ pub fn embedded_files() -> &'static [(&'static str, &'static str)] {
     EMBEDDED
 }
 
-/// Loads `name_or_path`: an embedded name under `dir`, or a path to a TOML file.
-fn load_source(dir: &str, what: &str, name_or_path: &str) -> Result<(String, String), ConfigError> {
+/// An input's text: its name in messages, the text, and whether it is embedded.
+struct Source {
+    file: String,
+    src: String,
+    embedded: bool,
+}
+
+/// Why an input could not be found.
+enum Missing {
+    /// Neither an embedded name nor a file.
+    Unknown { path: String },
+    /// A file that cannot be read.
+    Unreadable { path: String, error: std::io::Error },
+}
+
+/// Finds `name_or_path`: an embedded name under `dir`, or a path to a TOML file, a
+/// relative one taken from the directory `base` (empty: the current one).
+fn find_source(dir: &str, name_or_path: &str, base: &Path) -> Result<Source, Missing> {
     if let Some(src) = embedded(&format!("{dir}/{name_or_path}.toml")) {
-        return Ok((format!("data/{dir}/{name_or_path}.toml"), src.to_string()));
+        return Ok(Source { file: format!("data/{dir}/{name_or_path}.toml"), src: src.to_string(), embedded: true });
     }
-    let p = Path::new(name_or_path);
+    let p = base.join(name_or_path);
+    let path = p.display().to_string();
     if p.exists() || name_or_path.contains('/') || name_or_path.ends_with(".toml") {
-        let src = std::fs::read_to_string(p).map_err(|e| ConfigError {
-            file: name_or_path.to_string(),
-            line: None,
-            field: None,
-            message: format!("cannot read {what} file: {e}"),
-        })?;
-        return Ok((name_or_path.to_string(), src));
+        return match std::fs::read_to_string(&p) {
+            Ok(src) => Ok(Source { file: path, src, embedded: false }),
+            Err(error) => Err(Missing::Unreadable { path, error }),
+        };
     }
-    Err(ConfigError {
-        file: name_or_path.to_string(),
-        line: None,
-        field: None,
-        message: format!("no {what} named `{name_or_path}` (known: {}) and no such file", embedded_names(dir).join(", ")),
+    Err(Missing::Unknown { path })
+}
+
+/// Loads `name_or_path`: an embedded name under `dir`, or a path to a TOML file.
+fn load_source(dir: &str, what: &str, name_or_path: &str) -> Result<Source, ConfigError> {
+    find_source(dir, name_or_path, Path::new("")).map_err(|m| {
+        let message = match m {
+            Missing::Unknown { .. } => {
+                format!("no {what} named `{name_or_path}` (known: {}) and no such file", embedded_names(dir).join(", "))
+            }
+            Missing::Unreadable { error, .. } => format!("cannot read {what} file: {error}"),
+        };
+        ConfigError { file: name_or_path.to_string(), line: None, field: None, message }
     })
 }
+
+/// Largest size of RAM, flash swap or an SL2 in MiB: 1 TiB.
+pub(crate) const MAX_MIB: f64 = 1_048_576.0;
+pub(crate) const MAX_MIB_WHY: &str = "1 TiB, more than any phone has";
+/// zram's disksize (uncompressed pages) at most this many times RAM.
+pub(crate) const ZRAM_MAX_PER_RAM: f64 = 2.0;
+pub(crate) const ZRAM_MAX_WHY: &str =
+    "zram.rst: \"there is little point creating a zram of greater than twice the size of memory since we expect a 2:1 compression ratio\"";
+/// Highest compression ratio: zsmalloc's smallest object is 32 bytes (ZS_MIN_ALLOC_SIZE),
+/// so no page takes less than 4096 / 32 of its size; the lowest is 1, as zram stores a
+/// page that does not compress as it is.
+const MAX_ZRAM_RATIO: f64 = 128.0;
+const RATIO_WHY: &str = "uncompressed / compressed: zram stores a page that does not compress as it is, and zsmalloc's smallest object is 32 of a page's 4096 bytes";
+/// Slowest compression or decompression of one page: 10 ms, a thousand times lz4's.
+const MAX_CODEC_US: f64 = 10_000.0;
+const CODEC_WHY: &str = "10 ms, a thousand times lz4 on a phone's core";
+/// Slowest 4 KiB flash access: a second.
+const MAX_FLASH_US: f64 = 1_000_000.0;
+const FLASH_US_WHY: &str = "a second; the slowest phone flash takes milliseconds";
+/// Slowest sequential flash bandwidth: 1 MiB/s.
+const MIN_FLASH_MIB_S: f64 = 1.0;
+const FLASH_MIB_S_WHY: &str = "from 1 MiB/s, slower than any phone's flash, to 1 TiB/s";
 
 /// Memory of a device.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -181,55 +359,124 @@ pub struct Device {
 impl Device {
     /// Loads an embedded device by name, or a device file by path.
     pub fn load(name_or_path: &str) -> Result<Device, ConfigError> {
-        let (file, src) = load_source("devices", "device", name_or_path)?;
-        let d: Device = parse(&file, &src)?;
-        d.validate(&file, &src)?;
+        let s = load_source("devices", "device", name_or_path)?;
+        Device::parse(&s.file, &s.src)
+    }
+
+    /// Parses and validates a device file's text; `file` names it in errors.
+    pub fn parse(file: &str, src: &str) -> Result<Device, ConfigError> {
+        let input = Input::new(file, src);
+        let d: Device = parse(&input)?;
+        d.validate(&input)?;
         Ok(d)
     }
 
-    fn validate(&self, file: &str, src: &str) -> Result<(), ConfigError> {
+    /// A balloon must be smaller than this (MiB): the memory left to apps less twice
+    /// the high watermark, the least memory a run leaves its apps.
+    pub fn balloon_room_mib(&self) -> f64 {
+        self.memory.app_mem_mib - 2.0 * self.memory.watermark_high_mib
+    }
+
+    /// What a balloon must be on this device, for messages.
+    pub(crate) fn balloon_rule(&self) -> String {
+        format!(
+            "a balloon must be at least 0 and below {:.0} MiB (memory left to apps on {} less twice its high watermark)",
+            self.balloon_room_mib(),
+            self.name
+        )
+    }
+
+    fn validate(&self, input: &Input) -> Result<(), ConfigError> {
         let m = &self.memory;
-        let err = |k: &str, msg: String| Err(ConfigError::new(file, src, k, Some(""), msg));
-        let positive = [
-            ("memory.ram_mib", m.ram_mib),
-            ("memory.app_mem_mib", m.app_mem_mib),
-            ("zram.ratio", self.zram.ratio),
-            ("flash.read_4k_us", self.flash.read_4k_us),
-            ("flash.write_4k_us", self.flash.write_4k_us),
-            ("flash.seq_read_mib_s", self.flash.seq_read_mib_s),
-            ("flash.seq_write_mib_s", self.flash.seq_write_mib_s),
-        ];
-        if let Some(v) = self.flash.swap_mib.filter(|v| !(v.is_finite() && *v > 0.0)) {
-            return err("flash.swap_mib", format!("must be a positive number, got {v}"));
+        let err = |k: &str, msg: String| Err(input.error(k, msg));
+        if !(m.ram_mib.is_finite() && m.ram_mib > 0.0 && m.ram_mib <= MAX_MIB) {
+            return err("memory.ram_mib", format!("must be a positive number of MiB up to {MAX_MIB} ({MAX_MIB_WHY}), got {}", m.ram_mib));
         }
-        for (k, v) in positive {
-            if !(v.is_finite() && v > 0.0) {
-                return err(k, format!("must be a positive number, got {v}"));
-            }
-        }
-        let non_negative = [
-            ("zram.size_mib", self.zram.size_mib),
-            ("zram.compress_us_per_page", self.zram.compress_us_per_page),
-            ("zram.decompress_us_per_page", self.zram.decompress_us_per_page),
-            ("memory.watermark_min_mib", m.watermark_min_mib),
-            ("memory.shared_rss_mib", m.shared_rss_mib),
-        ];
-        for (k, v) in non_negative {
-            if !(v.is_finite() && v >= 0.0) {
-                return err(k, format!("must be zero or more, got {v}"));
-            }
+        if !(m.app_mem_mib.is_finite() && m.app_mem_mib > 0.0) {
+            return err("memory.app_mem_mib", format!("must be a positive number, got {}", m.app_mem_mib));
         }
         if m.app_mem_mib > m.ram_mib {
             return err("memory.app_mem_mib", format!("{} MiB left to apps is more than the {} MiB of RAM", m.app_mem_mib, m.ram_mib));
         }
-        if !(m.watermark_min_mib <= m.watermark_low_mib && m.watermark_low_mib <= m.watermark_high_mib) {
-            return err("memory.watermark_low_mib", "watermarks must satisfy min <= low <= high".into());
+        let (min, low, high) = (m.watermark_min_mib, m.watermark_low_mib, m.watermark_high_mib);
+        if !(min.is_finite() && min >= 0.0) {
+            return err("memory.watermark_min_mib", format!("must be zero or more, got {min}"));
         }
-        if m.watermark_high_mib * 2.0 > m.app_mem_mib {
-            return err("memory.watermark_high_mib", "the high watermark is more than half of app memory".into());
+        if !(min <= low && low <= high) {
+            // Name the watermark out of order with both others when there is one (the
+            // likely typo), else the middle one; the message gives all three.
+            let k = if high < low && high < min {
+                "memory.watermark_high_mib"
+            } else if min > low && min > high {
+                "memory.watermark_min_mib"
+            } else {
+                "memory.watermark_low_mib"
+            };
+            return err(k, format!("watermarks must satisfy min <= low <= high, got min {min}, low {low}, high {high} MiB"));
         }
-        if m.minfree.windows(2).any(|w| w[0].0 >= w[1].0) || m.minfree.iter().any(|&(_, mib)| !(mib.is_finite() && mib >= 0.0)) {
-            return err("memory.minfree", "minfree must list [oom_adj, MiB] pairs with strictly ascending adj and MiB >= 0".into());
+        if high * 2.0 > m.app_mem_mib {
+            return err(
+                "memory.watermark_high_mib",
+                format!("the high watermark ({high} MiB) is more than half of app memory ({} MiB)", m.app_mem_mib),
+            );
+        }
+        for (i, &(adj, mib)) in m.minfree.iter().enumerate() {
+            let k = format!("memory.minfree[{i}]");
+            if !(-1000..=1000).contains(&adj) {
+                return err(&k, format!("oom_adj {adj} is outside the kernel's -1000..=1000 (oom_score_adj)"));
+            }
+            if i > 0 && m.minfree[i - 1].0 >= adj {
+                return err(&k, "minfree must list [oom_adj, MiB] pairs with strictly ascending adj".into());
+            }
+            if !(mib.is_finite() && mib >= 0.0) {
+                return err(&k, format!("minfree levels must be MiB >= 0, got {mib}"));
+            }
+            if mib > m.app_mem_mib {
+                return err(
+                    &k,
+                    format!(
+                        "level {mib} MiB is more than the {} MiB left to apps (app_mem_mib): free memory never reaches it, so the LMK would kill at every check",
+                        m.app_mem_mib
+                    ),
+                );
+            }
+        }
+        let system = m.ram_mib - m.app_mem_mib;
+        if !(m.shared_rss_mib.is_finite() && m.shared_rss_mib >= 0.0 && m.shared_rss_mib <= system) {
+            return err(
+                "memory.shared_rss_mib",
+                format!(
+                    "must be 0..={system} MiB (the system's share of RAM, ram_mib - app_mem_mib, where shared pages live), got {}",
+                    m.shared_rss_mib
+                ),
+            );
+        }
+        let z = &self.zram;
+        let zram_max = ZRAM_MAX_PER_RAM * m.ram_mib;
+        if !(z.size_mib.is_finite() && z.size_mib >= 0.0 && z.size_mib <= zram_max) {
+            return err("zram.size_mib", format!("must be 0..={zram_max} MiB, twice the RAM ({ZRAM_MAX_WHY}), got {}", z.size_mib));
+        }
+        if !(z.ratio.is_finite() && (1.0..=MAX_ZRAM_RATIO).contains(&z.ratio)) {
+            return err("zram.ratio", format!("must be 1..={MAX_ZRAM_RATIO} ({RATIO_WHY}), got {}", z.ratio));
+        }
+        for (k, v) in [("zram.compress_us_per_page", z.compress_us_per_page), ("zram.decompress_us_per_page", z.decompress_us_per_page)] {
+            if !(v.is_finite() && (0.0..=MAX_CODEC_US).contains(&v)) {
+                return err(k, format!("must be 0..={MAX_CODEC_US} us ({CODEC_WHY}), got {v}"));
+            }
+        }
+        let f = &self.flash;
+        for (k, v) in [("flash.read_4k_us", f.read_4k_us), ("flash.write_4k_us", f.write_4k_us)] {
+            if !(v.is_finite() && v > 0.0 && v <= MAX_FLASH_US) {
+                return err(k, format!("must be a positive number of us up to {MAX_FLASH_US} ({FLASH_US_WHY}), got {v}"));
+            }
+        }
+        for (k, v) in [("flash.seq_read_mib_s", f.seq_read_mib_s), ("flash.seq_write_mib_s", f.seq_write_mib_s)] {
+            if !(v.is_finite() && (MIN_FLASH_MIB_S..=MAX_MIB).contains(&v)) {
+                return err(k, format!("must be {MIN_FLASH_MIB_S}..={MAX_MIB} MiB/s ({FLASH_MIB_S_WHY}), got {v}"));
+            }
+        }
+        if let Some(v) = f.swap_mib.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= MAX_MIB)) {
+            return err("flash.swap_mib", format!("must be a positive number of MiB up to {MAX_MIB} ({MAX_MIB_WHY}), got {v}"));
         }
         if self.cpu.cores == 0 || self.cpu.cores > 64 {
             return err("cpu.cores", format!("must be 1..=64, got {}", self.cpu.cores));
@@ -243,6 +490,23 @@ impl Device {
         Ok(())
     }
 }
+
+/// Largest footprint (and part of one) of an app: 16 GiB.
+const MAX_APP_MIB: f64 = 16_384.0;
+const APP_MIB_WHY: &str = "MiB; 16 GiB, more than a phone leaves any app";
+/// Longest launch, and longest CPU burst of a background wakeup: a minute.
+const MAX_LAUNCH_MS: f64 = 60_000.0;
+const LAUNCH_MS_WHY: &str = "ms; a minute, more than the tens of seconds a 3D game takes to start (SmartLMK Sec. 1)";
+const BG_CPU_MS_WHY: &str = "ms of CPU per wakeup; a minute";
+/// Most CPU one UI frame may take: a second.
+const MAX_FRAME_CPU_MS: f64 = 1_000.0;
+const FRAME_CPU_MS_WHY: &str = "ms; a second, sixty frame periods at 60 Hz";
+/// Background wakeups come at most once a second and at least once a day.
+const MIN_BG_PERIOD_S: f64 = 1.0;
+const MAX_BG_PERIOD_S: f64 = 86_400.0;
+const BG_PERIOD_WHY: &str = "a cached app wakes at most once a second and at least once a day";
+/// Most apps a catalog may hold: app ids are 16-bit.
+const MAX_APPS: usize = u16::MAX as usize;
 
 /// One app of the catalog (data/apps.toml).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -304,45 +568,64 @@ impl Catalog {
         Catalog::parse(path, &src)
     }
 
+    /// Parses and validates a catalog's text; `file` names it in errors.
     pub fn parse(file: &str, src: &str) -> Result<Catalog, ConfigError> {
-        let c: CatalogFile = parse(file, src)?;
+        let input = Input::new(file, src);
+        let c: CatalogFile = parse(&input)?;
         for (i, a) in c.app.iter().enumerate() {
-            let err = |k: &str, msg: String| {
-                Err(ConfigError::new(file, src, k, Some(&format!("\"{}\"", a.name)), format!("app `{}`: {msg}", a.name)))
-            };
+            // Each problem is located at its key within this app's [[app]] table.
+            let err = |k: &str, msg: String| Err(input.error_at(&format!("app[{i}].{k}"), k, format!("app `{}`: {msg}", a.name)));
             if c.app[..i].iter().any(|o| o.name == a.name) {
                 return err("name", "defined twice".into());
             }
+            // Each number's upper limit and why; the parts of a footprint are bounded by
+            // the footprint below.
             let nums = [
-                ("anon_mib", a.anon_mib),
-                ("file_mib", a.file_mib),
-                ("launch_anon_mib", a.launch_anon_mib),
-                ("launch_file_mib", a.launch_file_mib),
-                ("ws_anon_mib", a.ws_anon_mib),
-                ("ws_file_mib", a.ws_file_mib),
-                ("cold_launch_ms", a.cold_launch_ms),
-                ("warm_launch_ms", a.warm_launch_ms),
-                ("frame_cpu_ms", a.frame_cpu_ms),
-                ("bg_cpu_ms", a.bg_cpu_ms),
-                ("bg_touch_mib", a.bg_touch_mib),
+                ("anon_mib", a.anon_mib, MAX_APP_MIB, APP_MIB_WHY),
+                ("file_mib", a.file_mib, MAX_APP_MIB, APP_MIB_WHY),
+                ("launch_anon_mib", a.launch_anon_mib, MAX_APP_MIB, APP_MIB_WHY),
+                ("launch_file_mib", a.launch_file_mib, MAX_APP_MIB, APP_MIB_WHY),
+                ("ws_anon_mib", a.ws_anon_mib, MAX_APP_MIB, APP_MIB_WHY),
+                ("ws_file_mib", a.ws_file_mib, MAX_APP_MIB, APP_MIB_WHY),
+                ("bg_touch_mib", a.bg_touch_mib, MAX_APP_MIB, APP_MIB_WHY),
+                ("cold_launch_ms", a.cold_launch_ms, MAX_LAUNCH_MS, LAUNCH_MS_WHY),
+                ("warm_launch_ms", a.warm_launch_ms, MAX_LAUNCH_MS, LAUNCH_MS_WHY),
+                ("frame_cpu_ms", a.frame_cpu_ms, MAX_FRAME_CPU_MS, FRAME_CPU_MS_WHY),
+                ("bg_cpu_ms", a.bg_cpu_ms, MAX_LAUNCH_MS, BG_CPU_MS_WHY),
             ];
-            for (k, v) in nums {
-                if !(v.is_finite() && v >= 0.0) {
-                    return err(k, format!("must be zero or more, got {v}"));
+            for (k, v, max, why) in nums {
+                if !(v.is_finite() && (0.0..=max).contains(&v)) {
+                    return err(k, format!("must be 0..={max} ({why}), got {v}"));
                 }
             }
-            if !(a.bg_period_s.is_finite() && a.bg_period_s > 0.0) {
-                return err("bg_period_s", format!("must be positive, got {}", a.bg_period_s));
+            if !(a.bg_period_s.is_finite() && (MIN_BG_PERIOD_S..=MAX_BG_PERIOD_S).contains(&a.bg_period_s)) {
+                return err(
+                    "bg_period_s",
+                    format!("must be {MIN_BG_PERIOD_S}..={MAX_BG_PERIOD_S} s ({BG_PERIOD_WHY}), got {}", a.bg_period_s),
+                );
             }
-            if a.launch_anon_mib > a.anon_mib || a.ws_anon_mib > a.anon_mib || a.bg_touch_mib > a.anon_mib {
-                return err("launch_anon_mib", "launch_anon_mib, ws_anon_mib and bg_touch_mib must not exceed anon_mib".into());
-            }
-            if a.launch_file_mib > a.file_mib || a.ws_file_mib > a.file_mib {
-                return err("launch_file_mib", "launch_file_mib and ws_file_mib must not exceed file_mib".into());
+            let parts = [
+                ("launch_anon_mib", a.launch_anon_mib, "anon_mib", a.anon_mib),
+                ("ws_anon_mib", a.ws_anon_mib, "anon_mib", a.anon_mib),
+                ("bg_touch_mib", a.bg_touch_mib, "anon_mib", a.anon_mib),
+                ("launch_file_mib", a.launch_file_mib, "file_mib", a.file_mib),
+                ("ws_file_mib", a.ws_file_mib, "file_mib", a.file_mib),
+            ];
+            for (k, v, whole, of) in parts {
+                if v > of {
+                    return err(k, format!("{k} ({v} MiB) must not exceed {whole} ({of} MiB)"));
+                }
             }
             if a.anon_mib + a.file_mib <= 0.0 {
                 return err("anon_mib", "an app needs some memory".into());
             }
+        }
+        if c.app.len() > MAX_APPS {
+            return Err(input.error_at(
+                &format!("app[{MAX_APPS}]"),
+                "app",
+                format!("more than {MAX_APPS} apps (the simulator's app ids are 16-bit)"),
+            ));
         }
         Ok(Catalog { apps: c.app })
     }
@@ -351,6 +634,14 @@ impl Catalog {
         self.apps.iter().find(|a| a.name == name)
     }
 }
+
+/// Longest simulated time a workload may ask for (its uses, idle times and background
+/// apps' uses): a week.
+pub const MAX_RUN_S: f64 = 7.0 * 86_400.0;
+const MAX_RUN_WHY: &str = "a week; a simulated day takes seconds of wall time per policy";
+/// Most launches a workload may play.
+pub const MAX_LAUNCHES: usize = 100_000;
+const LAUNCHES_WHY: &str = "one every six seconds for a week";
 
 /// Apps cached before the measured part of a workload.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -380,44 +671,188 @@ pub struct Workload {
     pub balloon_mib: f64,
     pub sequence: Vec<String>,
     pub background: Option<Background>,
+    /// Where the workload was read from.
+    #[serde(skip)]
+    origin: Origin,
+}
+
+/// Where a workload was read from: its file's name and text (to locate problems found
+/// when a run sets it against a device) and whether it is embedded (a file's `device`
+/// path is taken from the file's directory).
+#[derive(Clone, Default, PartialEq)]
+struct Origin {
+    file: String,
+    src: std::sync::Arc<str>,
+    embedded: bool,
+}
+
+impl fmt::Debug for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Origin").field("file", &self.file).field("embedded", &self.embedded).finish_non_exhaustive()
+    }
 }
 
 impl Workload {
     /// Loads an embedded workload by name, or a workload file by path, checking every
     /// app against `catalog`.
     pub fn load(name_or_path: &str, catalog: &Catalog) -> Result<Workload, ConfigError> {
-        let (file, src) = load_source("workloads", "workload", name_or_path)?;
-        let w: Workload = parse(&file, &src)?;
-        w.validate(&file, &src, catalog)?;
+        let s = load_source("workloads", "workload", name_or_path)?;
+        let mut w = Workload::parse(&s.file, &s.src, catalog)?;
+        w.origin.embedded = s.embedded;
         Ok(w)
     }
 
-    fn validate(&self, file: &str, src: &str, catalog: &Catalog) -> Result<(), ConfigError> {
-        let err = |k: &str, needle: &str, msg: String| Err(ConfigError::new(file, src, k, Some(needle), msg));
+    /// Parses and validates a workload's text against `catalog`; `file` names it in
+    /// errors.
+    pub fn parse(file: &str, src: &str, catalog: &Catalog) -> Result<Workload, ConfigError> {
+        let input = Input::new(file, src);
+        let mut w: Workload = parse(&input)?;
+        w.validate(&input, catalog)?;
+        w.origin = Origin { file: file.to_string(), src: src.into(), embedded: false };
+        Ok(w)
+    }
+
+    /// The workload's file and text, to locate problems found after loading it.
+    fn input(&self) -> Input<'_> {
+        let file = if self.origin.file.is_empty() { &self.name } else { &self.origin.file };
+        Input::new(file, &self.origin.src)
+    }
+
+    /// The device the workload names in `device`: an embedded device of that name, else
+    /// a device file, a relative path taken from the directory of the workload's file.
+    /// A device that cannot be found is an error at the workload's `device` line; a
+    /// device file with a problem is an error in that file.
+    pub fn default_device(&self) -> Result<Device, ConfigError> {
+        let base = if self.origin.embedded { Path::new("") } else { Path::new(&self.origin.file).parent().unwrap_or(Path::new("")) };
+        match find_source("devices", &self.device, base) {
+            Ok(s) => Device::parse(&s.file, &s.src),
+            Err(Missing::Unknown { path }) => Err(self.input().error(
+                "device",
+                format!("no device named `{}` (known: {}) and no file {path}", self.device, embedded_names("devices").join(", ")),
+            )),
+            Err(Missing::Unreadable { path, error }) => {
+                Err(self.input().error("device", format!("cannot read device file {path}: {error}")))
+            }
+        }
+    }
+
+    fn validate(&self, input: &Input, catalog: &Catalog) -> Result<(), ConfigError> {
+        let err = |k: &str, msg: String| Err(input.error(k, msg));
         if self.sequence.is_empty() {
-            return err("sequence", "", "the sequence names no app".into());
+            return err("sequence", "the sequence names no app".into());
         }
-        if self.rounds == 0 || self.rounds > 10_000 {
-            return err("rounds", "", format!("must be 1..=10000, got {}", self.rounds));
+        if !(0.0..=MAX_MIB).contains(&self.balloon_mib) {
+            return err("balloon_mib", format!("must be 0..={MAX_MIB} MiB ({MAX_MIB_WHY}), got {}", self.balloon_mib));
         }
-        for (k, v) in [("use_s", self.use_s), ("idle_s", self.idle_s), ("balloon_mib", self.balloon_mib)] {
-            if !(v.is_finite() && v >= 0.0) {
-                return err(k, "", format!("must be zero or more, got {v}"));
-            }
-        }
-        let bg = self
-            .background
-            .iter()
-            .flat_map(|b| b.pool.iter().map(|n| ("background.pool", n)).chain(b.fixed.iter().map(|n| ("background.fixed", n))));
-        for (k, name) in self.sequence.iter().map(|n| ("sequence", n)).chain(bg) {
-            if catalog.get(name).is_none() {
-                return err(k, &format!("\"{name}\""), format!("unknown app `{name}` (see `floe list apps`)"));
-            }
-        }
+        self.check_apps(input, catalog)?;
         if let Some(b) = &self.background {
-            if !(b.use_s.is_finite() && b.use_s >= 0.0) {
-                return err("background.use_s", "", format!("must be zero or more, got {}", b.use_s));
+            for (k, names) in [("background.pool", &b.pool), ("background.fixed", &b.fixed)] {
+                if let Some(i) = (1..names.len()).find(|&i| names[..i].contains(&names[i])) {
+                    return err(&format!("{k}[{i}]"), format!("app `{}` is listed twice", names[i]));
+                }
             }
+            if let Some(i) = b.fixed.iter().position(|n| self.sequence.contains(n)) {
+                return err(
+                    &format!("background.fixed[{i}]"),
+                    format!("app `{}` is also in `sequence`: a background app is never one of the measured ones", b.fixed[i]),
+                );
+            }
+            let room = self.background_room(false);
+            if b.count > room {
+                return err("background.count", format!("{} background apps asked for, but {}", b.count, self.background_holds(false)));
+            }
+        }
+        self.check_time(input, self.background.as_ref().map_or(0, |b| b.count))
+    }
+
+    /// Checks that `catalog` holds every app the workload names.
+    fn check_apps(&self, input: &Input, catalog: &Catalog) -> Result<(), ConfigError> {
+        let lists = [("sequence", &self.sequence)]
+            .into_iter()
+            .chain(self.background.iter().flat_map(|b| [("background.pool", &b.pool), ("background.fixed", &b.fixed)]));
+        for (k, names) in lists {
+            if let Some((i, name)) = names.iter().enumerate().find(|(_, n)| catalog.get(n).is_none()) {
+                return Err(input.error(&format!("{k}[{i}]"), format!("unknown app `{name}` (see `floe list apps`)")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the workload as a run sets it up, on `device` with `catalog` and
+    /// `bg_apps` background apps: every app is in the catalog, its times are within the
+    /// limits (its fields may have changed since it was loaded), and unless the run
+    /// replaces it (`own_balloon` false), its balloon leaves the device's apps more than
+    /// twice the high watermark.
+    pub(crate) fn check_run(&self, device: &Device, catalog: &Catalog, bg_apps: usize, own_balloon: bool) -> Result<(), ConfigError> {
+        let input = self.input();
+        self.check_apps(&input, catalog)?;
+        self.check_time(&input, bg_apps)?;
+        let (b, room) = (self.balloon_mib, device.balloon_room_mib());
+        if own_balloon && !(b.is_finite() && b >= 0.0 && b < room) {
+            return Err(input.error("balloon_mib", format!("{b} MiB: {}", device.balloon_rule())));
+        }
+        Ok(())
+    }
+
+    /// How many distinct background apps a run can cache: those of the pool and (unless
+    /// the run draws from the pool alone) of the fixed set that are not in `sequence`.
+    pub fn background_room(&self, draw: bool) -> usize {
+        let Some(b) = &self.background else { return 0 };
+        let fixed = if draw { &[][..] } else { &b.fixed[..] };
+        let mut names: Vec<&String> = fixed.iter().chain(&b.pool).filter(|n| !self.sequence.contains(n)).collect();
+        names.sort();
+        names.dedup();
+        names.len()
+    }
+
+    /// What the background can give, for messages.
+    pub(crate) fn background_holds(&self, draw: bool) -> String {
+        let room = self.background_room(draw);
+        match &self.background {
+            None => "the workload has no [background] table".into(),
+            Some(b) if draw || b.fixed.is_empty() => format!("the pool holds {room} apps that are not in `sequence`"),
+            Some(_) => format!("the fixed set and the pool hold {room} apps that are not in `sequence`"),
+        }
+    }
+
+    /// Checks the workload's times and launches, with `bg_apps` background apps, against
+    /// the simulator's limits: each time and the whole run at most [`MAX_RUN_S`], at
+    /// most [`MAX_LAUNCHES`] launches.
+    fn check_time(&self, input: &Input, bg_apps: usize) -> Result<(), ConfigError> {
+        let err = |k: &str, msg: String| Err(input.error(k, msg));
+        if self.rounds == 0 || self.rounds > 10_000 {
+            return err("rounds", format!("must be 1..=10000, got {}", self.rounds));
+        }
+        let bg_use_s = self.background.as_ref().map_or(0.0, |b| b.use_s);
+        for (k, v) in [("use_s", self.use_s), ("idle_s", self.idle_s), ("background.use_s", bg_use_s)] {
+            if !(v.is_finite() && (0.0..=MAX_RUN_S).contains(&v)) {
+                return err(k, format!("must be 0..={MAX_RUN_S} s ({MAX_RUN_WHY}), got {v}"));
+            }
+        }
+        let (rounds, apps) = (self.rounds as usize, self.sequence.len());
+        if rounds.saturating_mul(apps) > MAX_LAUNCHES {
+            let k = if rounds > 1 { "rounds" } else { "sequence" };
+            return err(
+                k,
+                format!(
+                    "{rounds} rounds x {apps} apps = {} launches, more than {MAX_LAUNCHES} ({LAUNCHES_WHY})",
+                    rounds.saturating_mul(apps)
+                ),
+            );
+        }
+        let launches = (rounds * apps) as f64;
+        let parts = [("use_s", launches * self.use_s), ("idle_s", launches * self.idle_s), ("background.use_s", bg_apps as f64 * bg_use_s)];
+        let total: f64 = parts.iter().map(|p| p.1).sum();
+        if total > MAX_RUN_S {
+            // The field that contributes most is named; the message gives the whole sum.
+            let k = parts.iter().fold(parts[0], |m, p| if p.1 > m.1 { *p } else { m }).0;
+            return err(
+                k,
+                format!(
+                    "{rounds} rounds x {apps} apps x ({} s use + {} s idle) + {bg_apps} background apps x {bg_use_s} s = {total} s of simulated time, more than {MAX_RUN_S} s ({MAX_RUN_WHY})",
+                    self.use_s, self.idle_s
+                ),
+            );
         }
         Ok(())
     }
@@ -427,48 +862,271 @@ impl Workload {
 mod tests {
     use super::*;
 
+    /// The text of an embedded file with `from` replaced by `to` (which must occur).
+    fn edited(path: &str, from: &str, to: &str) -> String {
+        let src = embedded(path).unwrap();
+        assert!(src.contains(from), "{path} has no `{from}`");
+        src.replacen(from, to, 1)
+    }
+
+    /// The 1-based line of the first line of `src` that starts with `prefix`.
+    fn line(src: &str, prefix: &str) -> Option<usize> {
+        src.lines().position(|l| l.starts_with(prefix)).map(|i| i + 1)
+    }
+
+    fn workload(src: &str) -> Result<Workload, ConfigError> {
+        Workload::parse("w.toml", src, &Catalog::embedded().unwrap())
+    }
+
     #[test]
     fn bad_toml_names_file_line_and_field() {
         let src = "name = \"x\"\n[memory]\nram_mib = \"lots\"\n";
-        let e = parse::<Device>("dev.toml", src).unwrap_err();
+        let e = Device::parse("dev.toml", src).unwrap_err();
         assert_eq!(e.file, "dev.toml");
         assert_eq!(e.line, Some(3));
-        assert_eq!(e.field.as_deref(), Some("ram_mib"));
+        assert_eq!(e.field.as_deref(), Some("memory.ram_mib"));
     }
 
     #[test]
     fn unknown_app_in_workload_is_located() {
         let cat = Catalog { apps: vec![] };
         let src = "name = \"w\"\ndescription = \"\"\nsource = \"\"\ndevice = \"p20\"\nrounds = 1\nuse_s = 1.0\nidle_s = 0.0\ninteractive = true\nballoon_mib = 0.0\nsequence = [\"nope\"]\n";
-        let w: Workload = parse("w.toml", src).unwrap();
-        let e = w.validate("w.toml", src, &cat).unwrap_err();
+        let e = Workload::parse("w.toml", src, &cat).unwrap_err();
         assert_eq!(e.line, Some(10));
         assert!(e.message.contains("unknown app `nope`"), "{e}");
     }
 
     #[test]
     fn unknown_app_in_a_fixed_background_set_is_located() {
-        let cat = Catalog::embedded().unwrap();
-        let src = "name = \"w\"\ndescription = \"\"\nsource = \"\"\ndevice = \"p20\"\nrounds = 1\nuse_s = 1.0\nidle_s = 0.0\ninteractive = true\nballoon_mib = 0.0\nsequence = [\"whatsapp\"]\n[background]\npool = [\"skype\"]\nfixed = [\"skype\", \"nope\"]\ncount = 1\nuse_s = 1.0\n";
-        let w: Workload = parse("w.toml", src).unwrap();
-        let e = w.validate("w.toml", src, &cat).unwrap_err();
-        assert_eq!(e.line, Some(13));
+        let src = "name = \"w\"\ndescription = \"\"\nsource = \"\"\ndevice = \"p20\"\nrounds = 1\nuse_s = 1.0\nidle_s = 0.0\ninteractive = true\nballoon_mib = 0.0\nsequence = [\"whatsapp\"]\n[background]\npool = [\"skype\"]\nfixed = [\"skype\",\n  \"nope\"]\ncount = 1\nuse_s = 1.0\n";
+        let e = workload(src).unwrap_err();
+        // The element's own line, within a list spread over two.
+        assert_eq!(e.line, Some(14));
         assert_eq!(e.field.as_deref(), Some("background.fixed"));
         assert!(e.message.contains("unknown app `nope`"), "{e}");
     }
 
     #[test]
     fn background_group_limits_are_checked_and_located() {
-        let (file, src) = load_source("devices", "device", "nexus5").unwrap();
-        let d: Device = parse(&file, &src).unwrap();
+        let Source { file, src, .. } = load_source("devices", "device", "nexus5").unwrap();
+        let d = Device::parse(&file, &src).unwrap();
         assert_eq!(d.cpu.bg_shares, Some(52));
-        d.validate(&file, &src).unwrap();
         let bad = src.replace("bg_shares = 52", "bg_shares = 1");
-        let e = parse::<Device>(&file, &bad).unwrap().validate(&file, &bad).unwrap_err();
+        let e = Device::parse(&file, &bad).unwrap_err();
         assert!(e.message.contains("2..=262144"), "{e}");
-        assert_eq!(e.line, bad.lines().position(|l| l.starts_with("bg_shares")).map(|i| i + 1));
+        assert_eq!(e.line, line(&bad, "bg_shares"));
         let bad = src.replace("bg_shares = 52", "bg_cores = 5");
-        let e = parse::<Device>(&file, &bad).unwrap().validate(&file, &bad).unwrap_err();
+        let e = Device::parse(&file, &bad).unwrap_err();
         assert!(e.message.contains("1..=cores (4)"), "{e}");
+    }
+
+    /// A missing top-level key or table has no line and is named itself; a key
+    /// missing from a table is named by its dotted path at the table's header.
+    #[test]
+    fn a_missing_key_is_named_and_located_at_its_table() {
+        let src = edited("workloads/ice-video-call.toml", "\nuse_s = 300.0", "\n#");
+        let e = workload(&src).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (None, Some("use_s")), "{e}");
+        assert_eq!(e.to_string(), "w.toml: field `use_s`: missing field `use_s`");
+        let src = edited("devices/p20.toml", "[cpu]\ncores = 8", "");
+        let e = Device::parse("nocpu.toml", &src).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (None, Some("cpu")), "{e}");
+        let src = edited("workloads/ice-video-call.toml", "\ncount = 8", "\n#");
+        let e = workload(&src).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (line(&src, "[background]"), Some("background.count")), "{e}");
+        let src = edited("apps.toml", "[[app]]\nname = \"skype\"\n", "[[app]]\n");
+        let e = Catalog::parse("apps.toml", &src).unwrap_err();
+        let header = embedded("apps.toml").unwrap().find("[[app]]\nname = \"skype\"").map(|i| src[..i].lines().count() + 1);
+        assert_eq!((e.line, e.field.as_deref()), (header, Some("name")), "{e}");
+    }
+
+    /// A key is found in its own table, not wherever its last component first appears.
+    #[test]
+    fn a_key_is_located_by_its_full_path() {
+        let src = edited("workloads/ice-video-call.toml", "use_s = 30.0", "use_s = -1.0");
+        let e = workload(&src).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (line(&src, "use_s = -1.0"), Some("background.use_s")), "{e}");
+        assert!(e.line > line(&src, "[background]"));
+        let src = edited("workloads/ice-video-call.toml", "use_s = 30.0", "use_s = \"long\"");
+        let e = workload(&src).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (line(&src, "use_s = \"long\""), Some("background.use_s")), "{e}");
+    }
+
+    /// The catalog with the line of skype's [[app]] table that sets `key` replaced by
+    /// `key = value`.
+    fn skype_with(key: &str, value: &str) -> String {
+        let cat = embedded("apps.toml").unwrap();
+        let (head, tail) = cat.split_at(cat.find("name = \"skype\"").unwrap());
+        let i = tail.find(&format!("\n{key} =")).unwrap() + 1;
+        let end = i + tail[i..].find('\n').unwrap();
+        format!("{head}{}{key} = {value}{}", &tail[..i], &tail[end..])
+    }
+
+    /// A catalog problem names the offending key of the offending app, at its line in
+    /// that app's [[app]] table.
+    #[test]
+    fn catalog_problems_name_the_field_of_the_app() {
+        for (key, bad) in [("ws_anon_mib", "5000.0"), ("bg_touch_mib", "9999.0"), ("launch_file_mib", "1e6"), ("cold_launch_ms", "-1.0")] {
+            let src = skype_with(key, bad);
+            let e = Catalog::parse("apps.toml", &src).unwrap_err();
+            assert_eq!((e.line, e.field.as_deref()), (line(&src, &format!("{key} = {bad}")), Some(key)), "{e}");
+            assert!(e.message.starts_with("app `skype`"), "{e}");
+        }
+        // A type error in the Nth app is at its line in the Nth [[app]] table.
+        let src = skype_with("anon_mib", "\"x\"");
+        let e = Catalog::parse("apps.toml", &src).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (line(&src, "anon_mib = \"x\""), Some("anon_mib")), "{e}");
+    }
+
+    #[test]
+    fn a_duplicated_app_is_reported_at_the_duplicate() {
+        let cat = embedded("apps.toml").unwrap();
+        let first = cat.find("\n[[app]]\n").unwrap() + 1;
+        let second = first + cat[first..].find("\n[[app]]\n").unwrap() + 1;
+        let src = format!("{cat}\n{}", &cat[first..second]);
+        let e = Catalog::parse("apps.toml", &src).unwrap_err();
+        assert!(e.message.contains("defined twice"), "{e}");
+        assert_eq!(e.line, Some(cat.lines().count() + 3), "{e}");
+    }
+
+    /// Watermarks out of order name the one that breaks the order, at its line.
+    #[test]
+    fn watermarks_out_of_order_name_the_odd_one() {
+        for (from, to, key) in [
+            ("watermark_high_mib = 1024.0", "watermark_high_mib = 0", "watermark_high_mib"),
+            ("watermark_min_mib = 682.7", "watermark_min_mib = 2000", "watermark_min_mib"),
+            ("watermark_low_mib = 853.3", "watermark_low_mib = 5", "watermark_low_mib"),
+        ] {
+            let src = edited("devices/p20.toml", from, to);
+            let e = Device::parse("wm.toml", &src).unwrap_err();
+            assert_eq!((e.line, e.field.clone()), (line(&src, to), Some(format!("memory.{key}"))), "{e}");
+        }
+    }
+
+    /// Sizes, ratios and speeds a device cannot have are refused, each at its line.
+    #[test]
+    fn device_values_out_of_range_are_refused() {
+        for (dev, from, to, key, says) in [
+            ("p20", "ratio = 2.58", "ratio = 0.5", "zram.ratio", "1..=128"),
+            ("p20", "ratio = 2.58", "ratio = 1e300", "zram.ratio", "zsmalloc"),
+            ("p20", "size_mib = 1024.0", "size_mib = 1e9", "zram.size_mib", "twice the RAM"),
+            ("hikey970", "swap_mib = 2048.0", "swap_mib = 1e9", "flash.swap_mib", "1 TiB"),
+            ("p20", "[0, 72.0]", "[0, 5000.0]", "memory.minfree", "3072 MiB left to apps"),
+            ("p20", "[906, 315.0]", "[2000, 315.0]", "memory.minfree", "-1000..=1000"),
+            ("p20", "ram_mib = 6144.0", "ram_mib = 1e9", "memory.ram_mib", "1 TiB"),
+            ("p20", "read_4k_us = 110.0", "read_4k_us = 1e12", "flash.read_4k_us", "a second"),
+            ("p20", "seq_write_mib_s = 248.0", "seq_write_mib_s = 0.001", "flash.seq_write_mib_s", "1 MiB/s"),
+            ("p20", "compress_us_per_page = 10.0", "compress_us_per_page = 1e9", "zram.compress_us_per_page", "10 ms"),
+            ("galaxy-nexus", "shared_rss_mib = 29.3", "shared_rss_mib = 1e6", "memory.shared_rss_mib", "system's share"),
+        ] {
+            let src = edited(&format!("devices/{dev}.toml"), from, to);
+            let e = Device::parse("d.toml", &src).unwrap_err();
+            let at = src.lines().position(|l| l.contains(to)).map(|i| i + 1);
+            assert_eq!((e.line, e.field.as_deref()), (at, Some(key)), "{e}");
+            assert!(e.message.contains(says), "{e}");
+        }
+    }
+
+    /// An app's sizes and times are bounded, each at its line.
+    #[test]
+    fn app_values_out_of_range_are_refused() {
+        for (key, bad, says) in [
+            ("cold_launch_ms", "1e20", "a minute"),
+            ("warm_launch_ms", "1e9", "a minute"),
+            ("frame_cpu_ms", "5000.0", "a second"),
+            ("bg_period_s", "1e-9", "once a second"),
+            ("bg_period_s", "1e9", "once a day"),
+            ("bg_cpu_ms", "1e12", "a minute"),
+            ("anon_mib", "1e9", "16 GiB"),
+        ] {
+            let src = skype_with(key, bad);
+            let e = Catalog::parse("apps.toml", &src).unwrap_err();
+            assert_eq!((e.line, e.field.as_deref()), (line(&src, &format!("{key} = {bad}")), Some(key)), "{e}");
+            assert!(e.message.contains(says), "{e}");
+        }
+    }
+
+    /// Workload times are bounded, alone and together, and so are its launches; the
+    /// message names the field that weighs most.
+    #[test]
+    fn workload_times_out_of_range_are_refused() {
+        // (file, text, replacement, the line's start, field, message)
+        for (path, from, to, at, key, says) in [
+            ("workloads/ice-video-call.toml", "use_s = 300.0", "use_s = 2e10", "use_s = 2e10", "use_s", "a week"),
+            ("workloads/ice-video-call.toml", "use_s = 300.0", "use_s = 1e9", "use_s = 1e9", "use_s", "a week"),
+            ("workloads/ice-video-call.toml", "use_s = 30.0", "use_s = 1e300", "use_s = 1e300", "background.use_s", "a week"),
+            (
+                "workloads/bench-day.toml",
+                "rounds = 12 ",
+                "rounds = 100 ",
+                "idle_s",
+                "idle_s",
+                "100 rounds x 20 apps x (60 s use + 300 s idle)",
+            ),
+            (
+                "workloads/ice-video-call.toml",
+                "use_s = 30.0",
+                "use_s = 86400.0",
+                "use_s = 86400",
+                "background.use_s",
+                "8 background apps x 86400 s",
+            ),
+            ("workloads/selective-b2.toml", "rounds = 1 ", "rounds = 1000 ", "rounds", "rounds", "240000 launches"),
+        ] {
+            let src = edited(path, from, to);
+            let e = workload(&src).unwrap_err();
+            assert_eq!((e.line, e.field.as_deref()), (line(&src, at), Some(key)), "{e}");
+            assert!(e.message.contains(says), "{e}");
+        }
+    }
+
+    /// A background app asked for must exist: `count` is at most what the fixed set and
+    /// the pool hold outside `sequence`, neither lists an app twice, and a fixed app is
+    /// never a measured one.
+    #[test]
+    fn background_sets_are_checked() {
+        for (from, to, key, says) in [
+            ("count = 8", "count = 50", "background.count", "50 background apps asked for, but the fixed set and the pool hold 19 apps"),
+            ("fixed = [\"twitter\"", "fixed = [\"whatsapp\", \"twitter\"", "background.fixed", "app `whatsapp` is also in `sequence`"),
+            ("pool = [\"facebook\"", "pool = [\"chrome\", \"facebook\"", "background.pool", "app `chrome` is listed twice"),
+            ("fixed = [\"twitter\"", "fixed = [\"skype\", \"twitter\"", "background.fixed", "app `skype` is listed twice"),
+        ] {
+            let src = edited("workloads/ice-video-call.toml", from, to);
+            let e = workload(&src).unwrap_err();
+            assert_eq!((e.line, e.field.as_deref()), (line(&src, to), Some(key)), "{e}");
+            assert!(e.message.contains(says), "{e}");
+        }
+        let wl = workload(embedded("workloads/ice-video-call.toml").unwrap()).unwrap();
+        assert_eq!((wl.background_room(false), wl.background_room(true)), (19, 19));
+    }
+
+    /// A workload's `device` is an embedded name, else a path taken from the workload
+    /// file's directory; one that cannot be found is an error at the workload's line.
+    #[test]
+    fn the_workloads_device_is_found_beside_it() {
+        let cat = Catalog::embedded().unwrap();
+        assert_eq!(Workload::load("ice-video-call", &cat).unwrap().default_device().unwrap().name, "p20");
+        let dir = std::env::temp_dir().join(format!("floe-wdev-{}", std::process::id())).join("sub");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("dev.toml"), edited("devices/p20.toml", "name = \"p20\"", "name = \"beside\"")).unwrap();
+        let wdev = dir.join("wdev.toml");
+        let with_device = |device: &str| {
+            std::fs::write(&wdev, edited("workloads/ice-video-call.toml", "device = \"p20\"", &format!("device = \"{device}\""))).unwrap();
+            Workload::load(wdev.to_str().unwrap(), &cat).unwrap().default_device()
+        };
+        assert_eq!(with_device("dev.toml").unwrap().name, "beside", "relative to the workload's directory, not the current one");
+        assert_eq!(with_device(dir.join("dev.toml").to_str().unwrap()).unwrap().name, "beside");
+        assert_eq!(with_device("pixel3").unwrap().name, "pixel3", "embedded names win");
+        let e = with_device("nosuch").unwrap_err();
+        assert_eq!((e.file.as_str(), e.line, e.field.as_deref()), (wdev.to_str().unwrap(), Some(4), Some("device")), "{e}");
+        assert!(e.message.contains("no device named `nosuch`"), "{e}");
+        let e = with_device("missing.toml").unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (Some(4), Some("device")), "{e}");
+        assert!(e.message.contains(&dir.join("missing.toml").display().to_string()), "{e}");
+        // A problem inside the device file is reported in that file.
+        std::fs::write(dir.join("dev.toml"), edited("devices/p20.toml", "cores = 8", "cores = 0")).unwrap();
+        let e = with_device("dev.toml").unwrap_err();
+        assert_eq!((e.file, e.field.as_deref()), (dir.join("dev.toml").display().to_string(), Some("cpu.cores")));
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
     }
 }

@@ -188,9 +188,15 @@ impl<T> Cpu<T> {
         self.rebalance();
     }
 
-    /// The time the next job finishes, if any job is running.
+    /// The time the next job finishes, if any job is running (the end of time, u64's
+    /// largest, for one too slow to finish before it).
     pub fn next_completion(&self) -> Option<Nanos> {
-        self.jobs.iter().filter(|j| j.rate > 0.0).map(|j| self.updated.0 + (j.left.max(0.0) / j.rate).ceil() as u64).min().map(Nanos)
+        self.jobs
+            .iter()
+            .filter(|j| j.rate > 0.0)
+            .map(|j| self.updated.0.saturating_add((j.left.max(0.0) / j.rate).ceil() as u64))
+            .min()
+            .map(Nanos)
     }
 
     /// Removes and returns the continuations of jobs finished by `now`, in the order
@@ -327,5 +333,13 @@ mod tests {
         cpu.add(Nanos(0), Nanos(1000), WEIGHT_NORMAL, true, Some(1), false, 1);
         cpu.add(Nanos(0), Nanos(1000), WEIGHT_NORMAL, false, None, false, 0);
         assert_eq!(run_all(&mut cpu), vec![(1, 1000), (0, 1000)]);
+    }
+
+    /// A job at a crawl finishes at the end of time rather than at a wrapped-around one.
+    #[test]
+    fn a_crawling_job_does_not_wrap_time() {
+        let mut cpu = Cpu::new(1);
+        cpu.add(Nanos(u64::MAX - 10), Nanos(u64::MAX / 2), WEIGHT_NORMAL, false, None, false, 1);
+        assert_eq!(cpu.next_completion(), Some(Nanos(u64::MAX)));
     }
 }

@@ -5,7 +5,8 @@
 //! Events are ordered by (time, sequence number); every random choice comes from a
 //! seeded stream owned by one component, so a run is a pure function of its inputs.
 
-use crate::config::{AppSpec, Catalog, Device, Workload};
+use crate::config::{AppSpec, Catalog, Device, Workload, MAX_MIB, MAX_MIB_WHY, ZRAM_MAX_PER_RAM, ZRAM_MAX_WHY};
+use crate::SimError;
 mod asap;
 mod kill;
 mod launch;
@@ -80,6 +81,12 @@ const SWAPPINESS: u64 = 100;
 const IDLE_TICK: Nanos = Nanos::from_ms(100);
 /// The in-kernel LMK runs at most this often outside reclaim passes.
 const LMK_INTERVAL: Nanos = Nanos::from_ms(1);
+
+/// Simulated time at which a run stops (2^62 ns, 146 years), far beyond any workload's
+/// week: times stay below a quarter of u64's range, so adding any bounded duration to
+/// one cannot wrap. Only inputs out of all proportion (a launch or the flash queue that
+/// would take centuries) reach it.
+pub const HORIZON: Nanos = Nanos(1 << 62);
 
 /// Options of one run beyond device, workload and policy.
 #[derive(Clone, Debug, Default)]
@@ -403,6 +410,8 @@ pub struct Sim {
     busy_sample: (Nanos, f64, u64),
     util: f64,
     ended: bool,
+    /// The run stopped at [`HORIZON`] before its workload was over.
+    overran: bool,
     /// SEAL's two-level swap, when the policy asks for it.
     seal: Option<seal::SealState>,
     /// ASAP's prepaging, when the policy asks for it.
@@ -460,8 +469,69 @@ pub(crate) fn embedded_sim(device: &str, workload: &str, policy: &str, opts: &Ru
     Sim::new(&dev, &wl, &cat, floe_policies::make_spec(policy).unwrap(), opts)
 }
 
+/// Checks that a run's inputs fit together (see [`Sim::try_new`]).
+fn check(device: &Device, workload: &Workload, catalog: &Catalog, setup: &Setup, opts: &RunOptions) -> Result<(), SimError> {
+    let run = |msg: String| Err(SimError::Run(format!("workload `{}` on {}: {msg}", workload.name, device.name)));
+    let want = opts.bg_apps.unwrap_or(workload.background.as_ref().map_or(0, |b| b.count));
+    let room = workload.background_room(opts.draw_bg);
+    if want > room {
+        let how = if opts.draw_bg { " (a draw takes apps from the pool alone)" } else { "" };
+        return run(format!("{want} background apps asked for, but {}{how}", workload.background_holds(opts.draw_bg)));
+    }
+    workload.check_run(device, catalog, want, opts.balloon_mib.is_none())?;
+    if let Some(b) = opts.balloon_mib.filter(|&b| !(b.is_finite() && b >= 0.0 && b < device.balloon_room_mib())) {
+        return run(format!("a balloon of {b} MiB was asked for; {}", device.balloon_rule()));
+    }
+    if let Some(seal) = setup.seal.filter(|_| setup.swap == SwapSetup::TwoLevel) {
+        let sl1_max = ZRAM_MAX_PER_RAM * device.memory.ram_mib;
+        if let Some(sl1) = seal.sl1_mib.filter(|&x| !(x > 0.0 && x <= sl1_max)) {
+            return run(format!(
+                "SEAL's sl1 of {sl1} MiB is more than {sl1_max} MiB, twice the device's RAM (SL1 holds uncompressed pages like zram, and {ZRAM_MAX_WHY})"
+            ));
+        }
+        if let Some(sl2) = seal.sl2_mib.filter(|&x| !(x > 0.0 && x <= MAX_MIB)) {
+            return run(format!("SEAL's sl2 of {sl2} MiB is more than {MAX_MIB} MiB ({MAX_MIB_WHY})"));
+        }
+    }
+    // Page ids are 32-bit and app ids 16-bit: every app the run may hold must fit.
+    let mut names: Vec<&String> =
+        workload.sequence.iter().chain(workload.background.iter().flat_map(|b| b.pool.iter().chain(&b.fixed))).collect();
+    names.sort();
+    names.dedup();
+    let pages: u64 =
+        names.iter().filter_map(|n| catalog.get(n)).map(|a| pages_of(a.anon_mib).max(1) as u64 + pages_of(a.file_mib).max(1) as u64).sum();
+    if names.len() >= u16::MAX as usize || pages >= u32::MAX as u64 {
+        return run(format!(
+            "its {} apps hold {} MiB together, more than the simulator addresses (65535 apps, 16 TiB)",
+            names.len(),
+            pages / 256
+        ));
+    }
+    Ok(())
+}
+
 impl Sim {
-    /// Builds a run. Background apps are drawn from the workload's pool with the seed.
+    /// Builds a run after checking that its inputs fit together: no more background
+    /// apps asked for than the workload's fixed set and pool hold (the pool alone for a
+    /// draw), a balloon (the options' or else the workload's) that leaves the device's
+    /// apps more than twice its high watermark, SEAL's SL1 within twice the device's
+    /// RAM and SL2 within 1 TiB, the workload's times within the limits, every app in
+    /// the catalog.
+    pub fn try_new(
+        device: &Device,
+        workload: &Workload,
+        catalog: &Catalog,
+        policy: Box<dyn Policy>,
+        opts: &RunOptions,
+    ) -> Result<Sim, SimError> {
+        check(device, workload, catalog, &policy.setup(), opts)?;
+        Ok(Sim::new(device, workload, catalog, policy, opts))
+    }
+
+    /// Builds a run without the checks of [`Sim::try_new`], for inputs known to fit:
+    /// a larger balloon is cut to leave the apps twice the high watermark, and fewer
+    /// background apps than asked for are cached when the workload has no more.
+    /// Background apps are drawn from the workload's pool with the seed.
     pub fn new(device: &Device, workload: &Workload, catalog: &Catalog, policy: Box<dyn Policy>, opts: &RunOptions) -> Sim {
         let setup = policy.setup();
         // zswap's pool allocator in the seeds' kernels is zbud (the 4.x default), which
@@ -483,8 +553,12 @@ impl Sim {
                     chosen.push(n.clone());
                 }
             }
-            let mut pool: Vec<&String> = bg.pool.iter().filter(|n| !workload.sequence.contains(n) && !chosen.contains(n)).collect();
-            pool.dedup();
+            let mut pool: Vec<&String> = Vec::new();
+            for n in bg.pool.iter().filter(|n| !workload.sequence.contains(n) && !chosen.contains(n)) {
+                if !pool.contains(&n) {
+                    pool.push(n);
+                }
+            }
             while chosen.len() < want && !pool.is_empty() {
                 let i = rng_wl.gen_range(0..pool.len());
                 chosen.push(pool.remove(i).clone());
@@ -667,6 +741,7 @@ impl Sim {
             busy_sample: (Nanos::ZERO, 0.0, 0),
             util: 0.0,
             ended: false,
+            overran: false,
             seal,
             asap,
         };
@@ -686,12 +761,18 @@ impl Sim {
         sim
     }
 
+    /// `d` from now, at most the end of time (u64's largest).
+    fn after(&self, d: Nanos) -> Nanos {
+        Nanos(self.now.0.saturating_add(d.0))
+    }
+
     fn push(&mut self, at: Nanos, ev: Ev) {
         self.seq += 1;
         self.queue.push(Reverse(Queued { at, seq: self.seq, ev }));
     }
 
-    /// Runs the whole workload and returns its record.
+    /// Runs the whole workload and returns its record (of what happened up to
+    /// [`HORIZON`] if the run stopped there: see [`Sim::overran`]).
     pub fn run(mut self) -> RunRecord {
         self.run_to_end();
         self.record()
@@ -702,10 +783,17 @@ impl Sim {
         while self.run_until(Nanos(u64::MAX)) {}
     }
 
-    /// Runs every event before `t`; returns false once the workload has finished.
+    /// Runs every event before `t`; returns false once the workload has finished, or
+    /// the run has stopped at [`HORIZON`] ([`Sim::overran`]).
     pub fn run_until(&mut self, t: Nanos) -> bool {
         while !self.ended {
             match self.queue.peek() {
+                // The earliest event is past the horizon, and so is the rest of the run.
+                Some(Reverse(q)) if q.at > HORIZON => {
+                    self.overran = true;
+                    self.ended = true;
+                    break;
+                }
                 Some(Reverse(q)) if q.at < t => {}
                 Some(_) => return true,
                 None => {
@@ -720,6 +808,24 @@ impl Sim {
             self.sync_cpu();
         }
         false
+    }
+
+    /// Whether the run stopped at [`HORIZON`] before its workload was over.
+    pub fn overran(&self) -> bool {
+        self.overran
+    }
+
+    /// The run's record, an error if it stopped at [`HORIZON`].
+    pub(crate) fn finish(&self) -> Result<RunRecord, SimError> {
+        if self.overran {
+            return Err(SimError::Run(format!(
+                "workload `{}` on {}: the run reached {:.0} years of simulated time, where the simulator stops (a launch, CPU job or flash queue would last longer)",
+                self.workload.name,
+                self.device.name,
+                HORIZON.as_secs_f64() / (365.25 * 86_400.0)
+            )));
+        }
+        Ok(self.record())
     }
 
     /// Page accesses simulated so far (for the benchmark).
@@ -863,7 +969,7 @@ impl Sim {
                 self.busy_sample = (self.now, self.cpu.busy_core_ns, flash_served);
                 self.pending.push(Event::Tick);
                 if let Some(t) = self.setup.tick {
-                    self.push(self.now + t, Ev::PolicyTick);
+                    self.push(self.after(t), Ev::PolicyTick);
                 }
             }
             Ev::Kswapd => self.kswapd_batch(),
@@ -981,9 +1087,9 @@ impl Sim {
                 self.in_use = true;
                 self.interactive = interactive;
                 if measured && interactive {
-                    self.use_ns += Nanos::from_secs_f64(secs).0;
+                    self.use_ns = self.use_ns.saturating_add(Nanos::from_secs_f64(secs).0);
                 }
-                self.push(self.now + Nanos::from_secs_f64(secs), Ev::Step);
+                self.push(self.after(Nanos::from_secs_f64(secs)), Ev::Step);
             }
             Step::Home { secs } => {
                 if let Some(prev) = self.fg.take() {
@@ -991,7 +1097,7 @@ impl Sim {
                     self.pending.push(Event::AppSwitch { from: Some(AppId(prev)), to: None });
                 }
                 self.recompute_adj();
-                self.push(self.now + Nanos::from_secs_f64(secs), Ev::Step);
+                self.push(self.after(Nanos::from_secs_f64(secs)), Ev::Step);
             }
         }
     }
@@ -1222,7 +1328,7 @@ impl Sim {
         let u: f64 = self.rng_bg.gen_range(f64::EPSILON..1.0);
         let after = Nanos::from_secs_f64(-mean * u.ln());
         let life = a.life;
-        self.push(self.now + after, Ev::BgWake { app, life, gen });
+        self.push(self.after(after), Ev::BgWake { app, life, gen });
     }
 
     fn bg_wake(&mut self, app: u16, life: u32, gen: u32) {
@@ -1701,5 +1807,32 @@ impl SystemView for Sim {
 
     fn cpu_busy_iowait(&self) -> f64 {
         self.util
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run whose next event lies past the horizon stops there with an error; a step
+    /// longer than time itself is put at its end instead of wrapping around.
+    #[test]
+    fn a_run_stops_at_the_horizon_and_time_does_not_wrap() {
+        let cat = Catalog::embedded().unwrap();
+        let mut wl = Workload::load("ice-video-call", &cat).unwrap();
+        wl.use_s = 1e12;
+        let dev = Device::load("p20").unwrap();
+        let opts = RunOptions { bg_apps: Some(0), ..Default::default() };
+        let mut sim = Sim::new(&dev, &wl, &cat, floe_policies::make("lru-cfs").unwrap(), &opts);
+        assert!(sim.run_until(Nanos::from_secs(60)));
+        assert!(sim.queue.iter().any(|Reverse(q)| q.at == Nanos(u64::MAX)), "the use step ends at the end of time");
+        sim.queue.retain(|Reverse(q)| q.at > HORIZON);
+        assert!(!sim.run_until(Nanos(u64::MAX)));
+        assert!(sim.overran() && sim.now_ns() < HORIZON);
+        let e = sim.finish().unwrap_err().to_string();
+        assert!(e.contains("146 years of simulated time"), "{e}");
+        let mut fine = embedded_sim("p20", "ice-video-call", "lru-cfs", &opts);
+        fine.run_to_end();
+        assert!(!fine.overran() && fine.finish().is_ok());
     }
 }

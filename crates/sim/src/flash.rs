@@ -54,12 +54,13 @@ impl Flash {
         Nanos((lat * reqs as f64 + extra * per).round() as u64)
     }
 
-    /// Queues a request at `now`; returns when it completes.
+    /// Queues a request at `now`; returns when it completes (the end of time, u64's
+    /// largest, for a queue that would not drain before it).
     pub fn submit(&mut self, now: Nanos, op: Op, bytes: u64) -> Nanos {
         let s = self.service(op, bytes);
         let start = now.max(self.busy_until);
-        self.busy_until = start + s;
-        self.busy_ns += s.0;
+        self.busy_until = Nanos(start.0.saturating_add(s.0));
+        self.busy_ns = self.busy_ns.saturating_add(s.0);
         match op {
             Op::Read => self.read_bytes += bytes,
             Op::Write => self.write_bytes += bytes,
@@ -115,5 +116,14 @@ mod tests {
         assert!((one - 1_096_000.0).abs() < 1_000.0, "{one}");
         let two = f.service(Op::Read, 2 << 20).0 as f64;
         assert!((two - 2.0 * one).abs() < 2_000.0);
+    }
+
+    /// A queue that would drain past the end of time ends there, not at a wrapped-around
+    /// time.
+    #[test]
+    fn the_queue_does_not_wrap_time() {
+        let mut f = Flash::new(&spec());
+        assert_eq!(f.submit(Nanos(u64::MAX - 100), Op::Write, 4096), Nanos(u64::MAX));
+        assert_eq!(f.submit(Nanos(0), Op::Read, 4096), Nanos(u64::MAX));
     }
 }

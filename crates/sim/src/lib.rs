@@ -26,15 +26,23 @@ pub enum SimError {
     Config(#[from] ConfigError),
     #[error("{0}")]
     Policy(String),
+    /// A run's options, policy parameters and workload do not fit together on its
+    /// device (more background apps than the workload holds, a balloon or an SL1 too
+    /// large for the device).
+    #[error("{0}")]
+    Run(String),
     /// A timeline's reader asked to stop the run.
     #[error("the run was stopped by its timeline's reader")]
     Stopped,
 }
 
-/// Runs `policy` on `device` with `workload` and returns the run record.
+/// Runs `policy` on `device` with `workload` and returns the run record; inputs that do
+/// not fit together are an error (see [`Sim::try_new`]).
 pub fn run(device: &Device, workload: &Workload, catalog: &Catalog, policy: &str, opts: &RunOptions) -> Result<RunRecord, SimError> {
     let p = floe_policies::make_spec(policy).map_err(SimError::Policy)?;
-    let mut rec = Sim::new(device, workload, catalog, p, opts).run();
+    let mut sim = Sim::try_new(device, workload, catalog, p, opts)?;
+    sim.run_to_end();
+    let mut rec = sim.finish()?;
     policy_params(&mut rec, policy);
     Ok(rec)
 }

@@ -70,11 +70,11 @@ pub fn run_with_timeline(
     }
     let p = floe_policies::make_spec(policy).map_err(SimError::Policy)?;
     let name = p.name().to_string();
-    let mut sim = Sim::new(device, workload, catalog, p, opts);
+    let mut sim = Sim::try_new(device, workload, catalog, p, opts)?;
     let mut prev = sim.snapshot();
     let mut end = Nanos::ZERO;
     loop {
-        end = Nanos(end.0 + step.0);
+        end = Nanos(end.0.saturating_add(step.0));
         let more = sim.run_until(end);
         let now = sim.snapshot();
         // The last step ends with the run's last event.
@@ -88,7 +88,7 @@ pub fn run_with_timeline(
             break;
         }
     }
-    let mut rec = sim.run();
+    let mut rec = sim.finish()?;
     policy_params(&mut rec, policy);
     Ok(rec)
 }

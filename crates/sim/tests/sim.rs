@@ -11,7 +11,9 @@ const TD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata");
 fn tiny() -> (Device, Workload, Catalog) {
     let cat = Catalog::load(&format!("{TD}/tiny-apps.toml")).unwrap();
     let wl = Workload::load(&format!("{TD}/tiny-workload.toml"), &cat).unwrap();
-    let dev = Device::load(&format!("{TD}/tiny-device.toml")).unwrap();
+    // The workload names its device by a path relative to its own directory.
+    let dev = wl.default_device().unwrap();
+    assert_eq!(dev, Device::load(&format!("{TD}/tiny-device.toml")).unwrap());
     (dev, wl, cat)
 }
 
@@ -184,27 +186,16 @@ fn every_number_in_data_has_a_source() {
 #[test]
 fn embedded_data_loads() {
     let cat = Catalog::embedded().unwrap();
-    for d in ["pixel3", "pixel3a", "pixel4", "p20", "hikey970", "galaxy-nexus", "nexus5"] {
+    let devices = floe_sim::config::embedded_names("devices");
+    assert!(devices.len() >= 7, "{devices:?}");
+    for d in devices {
         Device::load(d).unwrap_or_else(|e| panic!("{e}"));
     }
-    for w in [
-        "ice-video-call",
-        "ice-short-video",
-        "ice-scrolling",
-        "ice-game",
-        "seal-30apps",
-        "smartlmk-256",
-        "asap-seq1",
-        "asap-seq2",
-        "asap-seq3",
-        "selective-a1",
-        "selective-a2",
-        "selective-b1",
-        "selective-b2",
-        "selective-c",
-    ] {
+    let workloads = floe_sim::config::embedded_names("workloads");
+    assert!(workloads.len() >= 16, "{workloads:?}");
+    for w in workloads {
         let wl = Workload::load(w, &cat).unwrap_or_else(|e| panic!("{e}"));
-        Device::load(&wl.device).unwrap_or_else(|e| panic!("{w}: {e}"));
+        wl.default_device().unwrap_or_else(|e| panic!("{w}: {e}"));
     }
 }
 
@@ -719,4 +710,56 @@ fn the_lmk_counts_free_memory_above_the_kernels_reserve() {
     // it fell to 0 and the run reclaimed 880 k pages against 191 k).
     let late_file = tl.iter().filter(|s| s.t_s > 20.0).map(|s| s.file_lru_mib).fold(f64::INFINITY, f64::min);
     assert!(late_file > 32.0, "the file LRU fell to {late_file} MiB");
+}
+
+/// A run whose options do not fit its workload and device is refused, with a message
+/// saying what there is, instead of running with fewer background apps, a cut balloon
+/// or an SL1 larger than the phone.
+#[test]
+fn runs_that_do_not_fit_their_device_and_workload_are_refused() {
+    let cat = Catalog::embedded().unwrap();
+    let refused = |dev: &Device, wl: &Workload, policy: &str, opts: RunOptions| {
+        let plain = floe_sim::run(dev, wl, &cat, policy, &opts).unwrap_err();
+        let sampled = floe_sim::run_with_timeline(dev, wl, &cat, policy, &opts, Nanos::from_secs(1), |_| true).unwrap_err();
+        assert_eq!(plain.to_string(), sampled.to_string());
+        plain
+    };
+    let ice = Workload::load("ice-video-call", &cat).unwrap();
+    let p20 = Device::load("p20").unwrap();
+    let e = refused(&p20, &ice, "lru-cfs", RunOptions { bg_apps: Some(50), ..Default::default() });
+    assert!(e.to_string().contains("50 background apps asked for, but the fixed set and the pool hold 19 apps"), "{e}");
+    let seal = Workload::load("seal-30apps", &cat).unwrap();
+    let hikey = Device::load("hikey970").unwrap();
+    let e = refused(&hikey, &seal, "lru-cfs", RunOptions { bg_apps: Some(5), draw_bg: true, ..Default::default() });
+    assert!(e.to_string().contains("the pool holds 0 apps"), "{e}");
+    let src = std::fs::read_to_string(format!("{TD}/tiny-workload.toml")).unwrap();
+    let no_bg =
+        Workload::parse("nobg.toml", &src[..src.find("[background]").unwrap()], &Catalog::load(&format!("{TD}/tiny-apps.toml")).unwrap())
+            .unwrap();
+    let (tiny_dev, _, tiny_cat) = tiny();
+    let e = floe_sim::run(&tiny_dev, &no_bg, &tiny_cat, "lru-cfs", &RunOptions { bg_apps: Some(3), ..Default::default() }).unwrap_err();
+    assert!(e.to_string().contains("3 background apps asked for, but the workload has no [background] table"), "{e}");
+    assert!(floe_sim::run(&tiny_dev, &no_bg, &tiny_cat, "lru-cfs", &RunOptions { bg_apps: Some(0), ..Default::default() }).is_ok());
+    // SEAL's SL1 holds uncompressed pages like zram: at most twice the RAM.
+    let e = refused(&hikey, &seal, "seal:sl1=999999", RunOptions::default());
+    assert!(e.to_string().contains("SEAL's sl1 of 999999 MiB is more than 12288 MiB"), "{e}");
+    // The options' balloon and the workload's obey the rule the CLI gives --balloon-mib.
+    let e = refused(&p20, &ice, "lru-cfs", RunOptions { balloon_mib: Some(5000.0), ..Default::default() });
+    assert!(e.to_string().contains("a balloon must be at least 0 and below 1024 MiB"), "{e}");
+    let big = Workload::parse("wb.toml", &ice_src().replace("balloon_mib = 0.0", "balloon_mib = 999999"), &cat).unwrap();
+    let e = refused(&p20, &big, "lru-cfs", RunOptions::default());
+    let line = ice_src().lines().position(|l| l.starts_with("balloon_mib")).unwrap() + 1;
+    assert!(e.to_string().starts_with(&format!("wb.toml:{line}: field `balloon_mib`: 999999 MiB: a balloon must be")), "{e}");
+    assert!(floe_sim::run(&p20, &big, &cat, "lru-cfs", &RunOptions { balloon_mib: Some(100.0), bg_apps: Some(0), ..Default::default() })
+        .is_ok());
+    // Fields changed after loading are checked again when the run is set up.
+    let mut long = Workload::load("ice-video-call", &cat).unwrap();
+    long.use_s = 1e9;
+    let e = refused(&p20, &long, "lru-cfs", RunOptions::default());
+    assert!(e.to_string().contains("field `use_s`") && e.to_string().contains("a week"), "{e}");
+}
+
+fn ice_src() -> String {
+    let (_, src) = floe_sim::config::embedded_files().iter().find(|(p, _)| *p == "workloads/ice-video-call.toml").unwrap();
+    src.to_string()
 }

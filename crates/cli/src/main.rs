@@ -328,7 +328,10 @@ fn catalog(path: Option<&str>) -> Result<Catalog> {
 fn sim(a: SimArgs) -> Result<()> {
     let cat = catalog(a.apps.as_deref())?;
     let wl = Workload::load(&a.workload, &cat)?;
-    let dev = Device::load(a.device.as_deref().unwrap_or(&wl.device))?;
+    let dev = match a.device.as_deref() {
+        Some(d) => Device::load(d)?,
+        None => wl.default_device()?,
+    };
     for p in &a.policy {
         let name = p.split_once(':').map_or(p.as_str(), |x| x.0);
         if floe_policies::lookup(name).is_none() {
@@ -560,7 +563,7 @@ fn bench(a: BenchArgs) -> Result<()> {
     let policy = floe_policies::make_spec(&a.policy).map_err(anyhow::Error::msg)?;
     let opts = RunOptions { seed: a.seed, ..Default::default() };
     let t0 = Instant::now();
-    let mut sim = Sim::new(&dev, &wl, &cat, policy, &opts);
+    let mut sim = Sim::try_new(&dev, &wl, &cat, policy, &opts)?;
     sim.run_to_end();
     let wall = t0.elapsed().as_secs_f64();
     let simulated = sim.now_ns().as_secs_f64();

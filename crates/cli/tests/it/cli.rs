@@ -272,6 +272,28 @@ fn draw_bg_replaces_the_workloads_fixed_background_set() {
     assert_eq!(run(&["--draw-bg", "--seed", "2"]).0, drawn, "the same seed draws the same apps");
 }
 
+/// A workload file's `device` names a device file relative to the workload's own
+/// directory, wherever floe runs from; one that cannot be found is an error at that line.
+#[test]
+fn a_workloads_device_file_is_found_beside_it() {
+    let _shared = crate::shared();
+    let (wl, apps) = (format!("{TD}/tiny-workload.toml"), format!("{TD}/tiny-apps.toml"));
+    let out = Command::new(env!("CARGO_BIN_EXE_floe")).current_dir("/").args(["sim", "--workload", &wl, "--apps", &apps]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dir = std::env::temp_dir().join(format!("floe-cli-wdev-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(&wl).unwrap();
+    let line = text.lines().position(|l| l.starts_with("device =")).unwrap() + 1;
+    let bad = dir.join("w.toml");
+    let moved: Vec<String> =
+        text.lines().map(|l| if l.starts_with("device =") { "device = \"nosuch.toml\"".into() } else { l.to_string() }).collect();
+    std::fs::write(&bad, moved.join("\n")).unwrap();
+    let out = floe(&["sim", "--workload", bad.to_str().unwrap(), "--apps", &apps]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() == Some(2) && err.contains(&format!("w.toml:{line}: field `device`")), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `--shuffle-rounds` reaches the run (its params say so) and changes what happens.
 #[test]
 fn shuffle_rounds_is_passed_to_the_run_and_recorded() {

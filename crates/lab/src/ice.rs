@@ -437,48 +437,46 @@ fn launch_table(runs: &[RunRecord]) -> Table {
             }
         }
     }
-    let both = |policy: &str, f: &Stat| DEVICES.iter().map(|(d, _)| get(d, policy, f)).sum::<f64>() / DEVICES.len() as f64;
+    let both = |shuffled: bool, policy: &str, f: &Stat| {
+        DEVICES.iter().map(|(d, _)| run(d, policy, shuffled).map_or(f64::NAN, f)).sum::<f64>() / DEVICES.len() as f64
+    };
     let [all, cold, hot, per_round] = what.map(|(_, f)| f);
-    t.rows.push(Comparison { label: "both phones lru-cfs cold ms".into(), paper: Some(paper::COLD_LRU_MS), ours: both("lru-cfs", cold) });
-    t.rows.push(Comparison { label: "both phones lru-cfs hot ms".into(), paper: Some(paper::HOT_LRU_MS), ours: both("lru-cfs", hot) });
     t.rows.push(Comparison {
-        label: "both phones lru-cfs hot per round".into(),
-        paper: Some(paper::HOT_PER_ROUND_LRU),
-        ours: both("lru-cfs", per_round),
+        label: "both phones lru-cfs cold ms".into(),
+        paper: Some(paper::COLD_LRU_MS),
+        ours: both(false, "lru-cfs", cold),
     });
     t.rows.push(Comparison {
-        label: "ice cut of launch time %".into(),
-        paper: Some(paper::LAUNCH_ICE_CUT_PCT),
-        ours: pct_cut(both("lru-cfs", all), both("ice", all)),
+        label: "both phones lru-cfs hot ms".into(),
+        paper: Some(paper::HOT_LRU_MS),
+        ours: both(false, "lru-cfs", hot),
     });
-    t.rows.push(Comparison {
-        label: "ice cut of cold launch time %".into(),
-        paper: Some(paper::COLD_ICE_CUT_PCT),
-        ours: pct_cut(both("lru-cfs", cold), both("ice", cold)),
-    });
-    t.rows.push(Comparison {
-        label: "ice gain in hot launches %".into(),
-        paper: Some(paper::HOT_ICE_GAIN_PCT),
-        ours: -pct_cut(both("lru-cfs", per_round), both("ice", per_round)),
-    });
-    // The same with each round's order shuffled.
-    let shuffled =
-        |policy: &str, f: &Stat| DEVICES.iter().map(|(d, _)| run(d, policy, true).map_or(f64::NAN, f)).sum::<f64>() / DEVICES.len() as f64;
-    t.rows.push(Comparison {
-        label: "shuffled rounds: both phones lru-cfs hot per round".into(),
-        paper: Some(paper::HOT_PER_ROUND_LRU),
-        ours: shuffled("lru-cfs", per_round),
-    });
-    t.rows.push(Comparison {
-        label: "shuffled rounds: ice cut of launch time %".into(),
-        paper: Some(paper::LAUNCH_ICE_CUT_PCT),
-        ours: pct_cut(shuffled("lru-cfs", all), shuffled("ice", all)),
-    });
-    t.rows.push(Comparison {
-        label: "shuffled rounds: ice gain in hot launches %".into(),
-        paper: Some(paper::HOT_ICE_GAIN_PCT),
-        ours: -pct_cut(shuffled("lru-cfs", per_round), shuffled("ice", per_round)),
-    });
+    // The comparisons, in Table 3's order and with each round's order shuffled.
+    for (prefix, shuffled) in [("", false), ("shuffled rounds: ", true)] {
+        let both = |policy: &str, f: &Stat| both(shuffled, policy, f);
+        t.rows.push(Comparison {
+            label: format!("{prefix}both phones lru-cfs hot per round"),
+            paper: Some(paper::HOT_PER_ROUND_LRU),
+            ours: both("lru-cfs", per_round),
+        });
+        t.rows.push(Comparison {
+            label: format!("{prefix}ice cut of launch time %"),
+            paper: Some(paper::LAUNCH_ICE_CUT_PCT),
+            ours: pct_cut(both("lru-cfs", all), both("ice", all)),
+        });
+        if !shuffled {
+            t.rows.push(Comparison {
+                label: "ice cut of cold launch time %".into(),
+                paper: Some(paper::COLD_ICE_CUT_PCT),
+                ours: pct_cut(both("lru-cfs", cold), both("ice", cold)),
+            });
+        }
+        t.rows.push(Comparison {
+            label: format!("{prefix}ice gain in hot launches %"),
+            paper: Some(paper::HOT_ICE_GAIN_PCT),
+            ours: -pct_cut(both("lru-cfs", per_round), both("ice", per_round)),
+        });
+    }
     t
 }
 

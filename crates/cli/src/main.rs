@@ -428,7 +428,10 @@ fn print_table(runs: &[RunRecord], specs: &[String]) -> Result<()> {
         out!("{name:<20}");
         for c in &cols {
             let v = &c[*name];
+            // A run that rendered no frame has no frame rate (the JSON keeps its 0).
+            let frameless = matches!(*name, "fps" | "ria") && c["frames"].as_u64() == Some(0);
             let s = match v {
+                _ if frameless => "-".to_string(),
                 serde_json::Value::Number(n) if n.is_f64() => format!("{:.3}", n.as_f64().unwrap()),
                 serde_json::Value::Null => "-".to_string(),
                 other => other.to_string(),

@@ -294,6 +294,21 @@ fn a_workloads_device_file_is_found_beside_it() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A run that renders no frame (a launch-only workload) shows no frame rate in the
+/// table, while its JSON keeps the schema's numbers.
+#[test]
+fn a_frameless_run_shows_no_frame_rate() {
+    let out = floe(&["sim", "--workload", "selective-a1", "--policy", "android-lmk"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let cell = |m: &str| text.lines().find(|l| l.starts_with(&format!("{m} "))).map(|l| l.split_whitespace().last().unwrap().to_string());
+    assert_eq!((cell("frames").as_deref(), cell("fps").as_deref(), cell("ria").as_deref()), (Some("0"), Some("-"), Some("-")), "{text}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&floe(&["sim", "--workload", "selective-a1", "--policy", "android-lmk", "--json"]).stdout).unwrap();
+    assert_eq!(v["metrics"]["fps"].as_f64(), Some(0.0));
+    let text = String::from_utf8_lossy(&floe(&["sim"]).stdout).to_string();
+    assert!(text.lines().any(|l| l.starts_with("fps ") && !l.ends_with('-')), "{text}");
+}
+
 /// `--shuffle-rounds` reaches the run (its params say so) and changes what happens.
 #[test]
 fn shuffle_rounds_is_passed_to_the_run_and_recorded() {

@@ -135,12 +135,12 @@ struct SimArgs {
     #[arg(long, default_value = "lru-cfs", value_delimiter = ',')]
     policy: Vec<String>,
     /// Seed of every random choice; the same seed gives the same result.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     seed: u64,
     /// Number of apps cached in the background before the measured part. Where the
     /// workload names a fixed set (Ice's Fig. 1 apps), its first N; beyond it, and
     /// with --draw-bg, a draw from the workload's pool with the seed.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     bg_apps: Option<usize>,
     /// Draw the background apps from the workload's pool with the seed, as Ice's
     /// evaluation does each round, instead of the workload's fixed set.
@@ -169,7 +169,7 @@ struct SimArgs {
     #[arg(long, value_name = "FILE")]
     timeline: Option<String>,
     /// Step of --timeline, in simulated seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 1.0, requires = "timeline")]
+    #[arg(long, value_name = "SECS", default_value_t = 1.0, requires = "timeline", allow_negative_numbers = true)]
     timeline_step: f64,
 }
 
@@ -193,7 +193,7 @@ struct BenchArgs {
     #[arg(long, default_value = "lru-cfs")]
     policy: String,
     /// Seed of every random choice.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     seed: u64,
     /// App catalog file replacing the embedded data/apps.toml.
     #[arg(long)]

@@ -763,3 +763,76 @@ fn ice_src() -> String {
     let (_, src) = floe_sim::config::embedded_files().iter().find(|(p, _)| *p == "workloads/ice-video-call.toml").unwrap();
     src.to_string()
 }
+
+/// A value for any numeric field: zero, negative, huge, not a number, infinite, or
+/// anything; written as TOML writes it (integers as integers, so integer fields get
+/// some).
+fn toml_number() -> impl Strategy<Value = String> {
+    let f = prop_oneof![
+        Just(0.0),
+        Just(-1.0),
+        Just(1e300),
+        Just(f64::NAN),
+        Just(f64::INFINITY),
+        Just(f64::NEG_INFINITY),
+        -1e4f64..1e4,
+        any::<f64>(),
+        (0i64..100_000).prop_map(|i| i as f64),
+    ];
+    f.prop_map(|v| match v {
+        v if v.is_nan() => "nan".to_string(),
+        v if v.is_infinite() => if v > 0.0 { "inf" } else { "-inf" }.to_string(),
+        v if v.fract() == 0.0 && v.abs() < 1e15 => format!("{}", v as i64),
+        v => format!("{v:e}"),
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, .. ProptestConfig::default() })]
+
+    /// No number in an input file makes floe-sim panic: the tiny device, catalog or
+    /// workload with one numeric field set to any value is refused with the file and
+    /// the line, or it loads and its runs end (in a record or an error).
+    #[test]
+    fn any_number_in_an_input_is_refused_at_its_line_or_runs(which in 0usize..3, pick in any::<prop::sample::Index>(), value in toml_number()) {
+        let file = ["tiny-device.toml", "tiny-apps.toml", "tiny-workload.toml"][which];
+        let src = std::fs::read_to_string(format!("{TD}/{file}")).unwrap();
+        // Lines `key = NUMBER  # ...`: the candidates.
+        let numeric: Vec<usize> = src
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.split_once('=').is_some_and(|(_, v)| v.split('#').next().unwrap().trim().parse::<f64>().is_ok()))
+            .map(|(i, _)| i)
+            .collect();
+        let at = numeric[pick.index(numeric.len())];
+        let edited: Vec<String> = src
+            .lines()
+            .enumerate()
+            .map(|(i, l)| if i == at { format!("{} = {value}", l.split_once('=').unwrap().0.trim_end()) } else { l.to_string() })
+            .collect();
+        let edited = edited.join("\n");
+        let (mut dev, mut wl, mut cat) = tiny();
+        let loaded = match which {
+            0 => Device::parse(file, &edited).map(|d| dev = d),
+            1 => Catalog::parse(file, &edited).map(|c| cat = c),
+            _ => Workload::parse(&format!("{TD}/{file}"), &edited, &cat).map(|w| wl = w),
+        };
+        match loaded {
+            Err(e) => prop_assert!(e.line.is_some() && e.field.is_some(), "{e} (line {} set to {value})", at + 1),
+            Ok(()) => {
+                // The tiny workload again (its apps may have changed), if it is short enough
+                // to run here; the loaders bound a run at a simulated week.
+                if which == 1 {
+                    wl = Workload::parse(&format!("{TD}/tiny-workload.toml"), &std::fs::read_to_string(format!("{TD}/tiny-workload.toml")).unwrap(), &cat).unwrap();
+                }
+                let bg = wl.background.as_ref().map_or(0.0, |b| b.count as f64 * b.use_s);
+                let total_s = wl.rounds as f64 * wl.sequence.len() as f64 * (wl.use_s + wl.idle_s) + bg;
+                if total_s <= 120.0 {
+                    for policy in ["lru-cfs", "seal"] {
+                        let _ = floe_sim::run(&dev, &wl, &cat, policy, &RunOptions { seed: 1, ..Default::default() });
+                    }
+                }
+            }
+        }
+    }
+}

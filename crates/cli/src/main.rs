@@ -35,6 +35,12 @@ enum Cmd {
     ///
     /// Devices, workloads and policies are named as `floe list` shows; a device or
     /// workload may also be a path to a TOML file in the format of data/README.md.
+    #[command(after_help = "Examples:
+  floe sim                                           Ice's video call on the P20, LRU + CFS, 8 apps cached
+  floe sim --policy lru-cfs,ice,ice-plus --bg-apps 6 --device pixel3 --draw-bg --seed 3
+  floe sim --workload seal-30apps --policy zswap,seal,seal:k=1:mu=0.5 --shuffle-rounds
+  floe sim --workload my-workload.toml --json        one run object (an array for several policies)
+  floe sim --timeline run.csv                        also the run as it went, one CSV row a second")]
     Sim(SimArgs),
     /// List the embedded devices, apps, workloads or policies.
     List {
@@ -48,6 +54,10 @@ enum Cmd {
     /// Re-run a seed paper's evaluation and print its tables, the paper's figure beside ours.
     ///
     /// NAME is one of: ice, seal, smartlmk, selective, asap.
+    #[command(after_help = "Examples:
+  floe experiment seal --quick          SEAL's figures in about half a minute
+  floe experiment ice                   the full evaluation (about two minutes on two cores)
+  floe experiment asap --json > asap.json")]
     Experiment {
         /// Which paper's evaluation.
         name: String,

@@ -352,14 +352,9 @@ fn sim(a: SimArgs) -> Result<()> {
             bail!("{e}");
         }
     }
-    if let Some(b) = a.balloon_mib {
-        let room = dev.memory.app_mem_mib - 2.0 * dev.memory.watermark_high_mib;
-        if !(b.is_finite() && b >= 0.0 && b < room) {
-            bail!(
-                "--balloon-mib {b}: must be at least 0 and below {room:.0} MiB (memory left to apps on {} less twice its high watermark)",
-                dev.name
-            );
-        }
+    // The run checks this too; here the message names the flag.
+    if let Some(b) = a.balloon_mib.filter(|&b| !(b.is_finite() && b >= 0.0 && b < dev.balloon_room_mib())) {
+        bail!("--balloon-mib {b}: {}", dev.balloon_rule());
     }
     let opts =
         RunOptions { seed: a.seed, bg_apps: a.bg_apps, balloon_mib: a.balloon_mib, draw_bg: a.draw_bg, shuffle_rounds: a.shuffle_rounds };

@@ -378,7 +378,7 @@ impl Device {
     }
 
     /// What a balloon must be on this device, for messages.
-    pub(crate) fn balloon_rule(&self) -> String {
+    pub fn balloon_rule(&self) -> String {
         format!(
             "a balloon must be at least 0 and below {:.0} MiB (memory left to apps on {} less twice its high watermark)",
             self.balloon_room_mib(),

@@ -353,7 +353,7 @@ fn sim(a: SimArgs) -> Result<()> {
         }
     }
     // The run checks this too; here the message names the flag.
-    if let Some(b) = a.balloon_mib.filter(|&b| !(b.is_finite() && b >= 0.0 && b < dev.balloon_room_mib())) {
+    if let Some(b) = a.balloon_mib.filter(|&b| !dev.balloon_fits(b)) {
         bail!("--balloon-mib {b}: {}", dev.balloon_rule());
     }
     let opts =

@@ -377,6 +377,12 @@ impl Device {
         self.memory.app_mem_mib - 2.0 * self.memory.watermark_high_mib
     }
 
+    /// Whether a balloon of `mib` fits this device (the rule [`Device::balloon_rule`]
+    /// states).
+    pub fn balloon_fits(&self, mib: f64) -> bool {
+        mib.is_finite() && mib >= 0.0 && mib < self.balloon_room_mib()
+    }
+
     /// What a balloon must be on this device, for messages.
     pub fn balloon_rule(&self) -> String {
         format!(
@@ -787,8 +793,8 @@ impl Workload {
         let input = self.input();
         self.check_apps(&input, catalog)?;
         self.check_time(&input, bg_apps)?;
-        let (b, room) = (self.balloon_mib, device.balloon_room_mib());
-        if own_balloon && !(b.is_finite() && b >= 0.0 && b < room) {
+        let b = self.balloon_mib;
+        if own_balloon && !device.balloon_fits(b) {
             return Err(input.error("balloon_mib", format!("{b} MiB: {}", device.balloon_rule())));
         }
         Ok(())

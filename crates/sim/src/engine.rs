@@ -479,7 +479,7 @@ fn check(device: &Device, workload: &Workload, catalog: &Catalog, setup: &Setup,
         return run(format!("{want} background apps asked for, but {}{how}", workload.background_holds(opts.draw_bg)));
     }
     workload.check_run(device, catalog, want, opts.balloon_mib.is_none())?;
-    if let Some(b) = opts.balloon_mib.filter(|&b| !(b.is_finite() && b >= 0.0 && b < device.balloon_room_mib())) {
+    if let Some(b) = opts.balloon_mib.filter(|&b| !device.balloon_fits(b)) {
         return run(format!("a balloon of {b} MiB was asked for; {}", device.balloon_rule()));
     }
     if let Some(seal) = setup.seal.filter(|_| setup.swap == SwapSetup::TwoLevel) {

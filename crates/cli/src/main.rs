@@ -294,7 +294,7 @@ fn daemon(check: bool, config: Option<&str>, policy: &str, dry_run: bool, timeli
 fn state(db: &str, policy: Option<&str>, set: Option<&str>) -> Result<()> {
     let path = std::path::Path::new(db);
     if let Some(p) = policy {
-        let key = p.strip_suffix("/prepage-tables").unwrap_or(p);
+        let (key, _) = floe_linux::state::key_policy(p);
         if floe_policies::lookup(key).is_none() {
             bail!("unknown policy `{key}` (see `floe list policies`)");
         }
@@ -317,7 +317,7 @@ fn state(db: &str, policy: Option<&str>, set: Option<&str>) -> Result<()> {
     let mut shown = 0;
     for (key, st, at) in store.list()? {
         // A policy's prepaging tables are kept under `POLICY/prepage-tables`.
-        if policy.is_none_or(|want| key == want || key.strip_suffix("/prepage-tables") == Some(want)) {
+        if policy.is_none_or(|want| key == want || floe_linux::state::key_policy(&key) == (want, true)) {
             outln!("{key} (saved at unix {at}): {st}");
             shown += 1;
         }

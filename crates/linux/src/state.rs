@@ -11,7 +11,18 @@ use std::path::{Path, PathBuf};
 /// The key under which the daemon keeps a policy's prepaging tables (ASAP's anonymous
 /// candidate and target tables) beside the policy's own state.
 pub fn prepage_key(policy: &str) -> String {
-    format!("{policy}/prepage-tables")
+    format!("{policy}{PREPAGE_SUFFIX}")
+}
+
+const PREPAGE_SUFFIX: &str = "/prepage-tables";
+
+/// The policy a state database key belongs to, and whether the key holds its
+/// prepaging tables ([`prepage_key`]) rather than its own state.
+pub fn key_policy(key: &str) -> (&str, bool) {
+    match key.strip_suffix(PREPAGE_SUFFIX) {
+        Some(p) => (p, true),
+        None => (key, false),
+    }
 }
 
 /// A system with no apps, for reading a saved state without a running daemon.
@@ -43,10 +54,7 @@ impl SystemView for NoApps {
 /// and the text reads as it. What the daemon would otherwise log and drop at its
 /// next start is refused here instead.
 pub fn check(key: &str, text: &str) -> std::result::Result<(), String> {
-    let (policy, tables) = match key.strip_suffix("/prepage-tables") {
-        Some(p) => (p, true),
-        None => (key, false),
-    };
+    let (policy, tables) = key_policy(key);
     let mut p = floe_policies::make_spec(policy).map_err(|_| format!("unknown policy `{policy}` (see `floe list policies`)"))?;
     if tables {
         if !p.setup().prepage.is_some_and(|s| s.anon) {

@@ -5,7 +5,13 @@
 # refaults and reclaim delaying the foreground), as a real kernel does it. Needs root,
 # gcc, cgroup v1 memory and an unused /dev/zram0; creates and removes its own cgroup,
 # processes and zram swap, and leaves /dev/zram0 reset.
-#   usage: sudo scripts/frame-stall-probe.sh [LIMIT_MIB=512] [SECONDS=30] [BG_APPS="0 8"] [FILES=0|1]
+#   usage: sudo scripts/frame-stall-probe.sh [LIMIT_MIB=512] [SECONDS=30] [BG_APPS="0 8"] [FILES=0|1] [MODE=cgroup|global]
+# MODE=cgroup puts the loop and the apps in one memory cgroup limited to LIMIT_MIB
+# (memory cgroup reclaim, in the allocating task). MODE=global leaves them in the root
+# and instead pins (mlocks) all of the machine's available memory but LIMIT_MIB before
+# each run, so the whole machine is short of memory as a phone is: kswapd reclaims at
+# the zone watermarks and an allocating task enters direct reclaim below the min one.
+# The pin ends with the run (and by itself after the run's time plus five minutes).
 # Each app: 200 MiB heap, a 60 MiB working set spread over it, 10 MiB touched per
 # wakeup, a wakeup every 5 s on average; the foreground: a 100 MiB working set (1/60 of
 # it touched per frame), a fresh 256 KiB buffer per frame and 4 ms of CPU. With
@@ -18,6 +24,8 @@ LIMIT=${1:-512}
 SECS=${2:-30}
 NS=${3:-"0 8"}
 FILES=${4:-0}
+MODE=${5:-cgroup}
+case $MODE in cgroup | global) ;; *) echo "MODE must be cgroup or global, not $MODE" >&2; exit 2 ;; esac
 TAG=floe-probe-$$
 CG=/sys/fs/cgroup/memory/$TAG
 BIN=$(mktemp -d /tmp/$TAG.XXXX)
@@ -29,12 +37,13 @@ grep -q zram0 /proc/swaps && { echo "/dev/zram0 is already a swap device; not to
 [ "$(cat /sys/block/zram0/disksize)" = 0 ] || { echo "/dev/zram0 is in use (disksize set)" >&2; exit 2; }
 gcc -O2 -o "$BIN/fg" "$here/probe/fg.c"
 gcc -O2 -o "$BIN/bg" "$here/probe/bg.c" -lm
+gcc -O2 -o "$BIN/pin" "$here/probe/pin.c"
 
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  rmdir "$CG" 2>/dev/null || true
+  [ -d "$CG" ] && rmdir "$CG" 2>/dev/null || true
   swapoff /dev/zram0 2>/dev/null || true
   echo 1 > /sys/block/zram0/reset 2>/dev/null || true
   rm -rf "$BIN" "$DATA"
@@ -45,9 +54,18 @@ grep -qw lz4 /sys/block/zram0/comp_algorithm && echo lz4 > /sys/block/zram0/comp
 echo 4G > /sys/block/zram0/disksize
 mkswap /dev/zram0 >/dev/null
 swapon /dev/zram0
-mkdir "$CG"
-echo $((LIMIT * 1024 * 1024)) > "$CG/memory.limit_in_bytes"
-echo 100 > "$CG/memory.swappiness"
+if [ "$MODE" = cgroup ]; then
+  mkdir "$CG"
+  echo $((LIMIT * 1024 * 1024)) > "$CG/memory.limit_in_bytes"
+  echo 100 > "$CG/memory.swappiness"
+  join="echo \$\$ > $CG/cgroup.procs &&"
+  stat() { awk '/^pgmajfault|^pgpgout/ {printf "%s=%s ", $1, $2}' "$CG/memory.stat"; }
+else
+  join=""
+  stat() {
+    awk '/^(allocstall_(dma32|normal|movable)|pgscan_(kswapd|direct)|pgsteal_(kswapd|direct)|workingset_refault_(anon|file)|pswpin|pswpout|pgmajfault) / {printf "%s=%s ", $1, $2}' /proc/vmstat
+  }
+fi
 
 fgfile=()
 if [ "$FILES" = 1 ]; then
@@ -58,20 +76,32 @@ if [ "$FILES" = 1 ]; then
   fgfile=(100 "$DATA/fg")
 fi
 for n in $NS; do
+  if [ "$MODE" = global ]; then
+    avail=$(awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo)
+    pin=$((avail - LIMIT))
+    [ "$pin" -gt 0 ] || { echo "only $avail MiB available, less than LIMIT" >&2; exit 2; }
+    "$BIN/pin" "$pin" $((SECS + 300 + 20)) > "$BIN/pinned" &
+    pids+=($!)
+    until grep -q pinned "$BIN/pinned"; do
+      kill -0 "${pids[-1]}" 2>/dev/null || { echo "could not pin $pin MiB" >&2; exit 1; }
+      sleep 1
+    done
+  fi
   # Nothing of the files in the page cache before a run (they are this script's own).
   [ "$FILES" = 1 ] && for f in "$DATA"/*; do dd if="$f" iflag=nocache count=0 status=none; done
   for ((i = 0; i < n; i++)); do
     bgfile=""
     [ "$FILES" = 1 ] && bgfile="$DATA/$i"
-    sh -c "echo \$\$ > $CG/cgroup.procs && exec $BIN/bg 200 60 10 5 $i $bgfile" &
+    sh -c "$join exec $BIN/bg 200 60 10 5 $i $bgfile" &
     pids+=($!)
   done
   sleep $((n > 0 ? 20 : 1))
-  before=$(awk '/^pgmajfault|^pgpgout/ {printf "%s=%s ", $1, $2}' "$CG/memory.stat")
-  res=$(sh -c "echo \$\$ > $CG/cgroup.procs && exec $BIN/fg 100 $SECS 4 256 ${fgfile[*]}")
-  after=$(awk '/^pgmajfault|^pgpgout/ {printf "%s=%s ", $1, $2}' "$CG/memory.stat")
-  echo "bg_apps $n limit ${LIMIT}MiB files $FILES: $res"
-  echo "  memory.stat before: $before after: $after"
+  before=$(stat)
+  res=$(sh -c "$join exec $BIN/fg 100 $SECS 4 256 ${fgfile[*]}")
+  after=$(stat)
+  echo "bg_apps $n limit ${LIMIT}MiB files $FILES mode $MODE${pin:+ pinned ${pin}MiB}: $res"
+  echo "  counters before: $before"
+  echo "  counters after:  $after"
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   pids=()

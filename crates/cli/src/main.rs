@@ -342,7 +342,11 @@ fn sim(a: SimArgs) -> Result<()> {
         Some(d) => Device::load(d)?,
         None => wl.default_device()?,
     };
-    for p in &a.policy {
+    for (i, p) in a.policy.iter().enumerate() {
+        // The same run twice would print two identical columns under one name.
+        if a.policy[..i].contains(p) {
+            bail!("--policy names `{p}` twice; each policy runs once");
+        }
         let name = p.split_once(':').map_or(p.as_str(), |x| x.0);
         if floe_policies::lookup(name).is_none() {
             let known: Vec<_> = floe_policies::REGISTRY.iter().map(|e| e.name).collect();

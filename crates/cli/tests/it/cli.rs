@@ -181,6 +181,9 @@ fn policy_parameters_are_checked() {
     let out = floe(&["sim", "--policy", "ice:k=2"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("takes no parameters"));
+    let out = floe(&["sim", "--policy", "lru-cfs,ice,lru-cfs"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("names `lru-cfs` twice"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]

@@ -286,6 +286,18 @@ const FLASH_US_WHY: &str = "a second; the slowest phone flash takes milliseconds
 const MIN_FLASH_MIB_S: f64 = 1.0;
 const FLASH_MIB_S_WHY: &str = "from 1 MiB/s, slower than any phone's flash, to 1 TiB/s";
 
+/// Why a device's, app's or workload's `name` cannot be used, if it cannot: names are
+/// what the command line, the tables and the JSON refer to things by, and lists of them
+/// are written comma-separated (`bg_set`), so they are words of letters, digits and
+/// `-`, `_`, `.`, `+`.
+fn name_rule(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("must not be empty".into());
+    }
+    let bad = name.chars().find(|c| !(c.is_ascii_alphanumeric() || "-_.+".contains(*c)))?;
+    Some(format!("`{name}` has `{bad}`; a name is letters, digits and - _ . +"))
+}
+
 /// Memory of a device.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -395,6 +407,7 @@ impl Device {
     fn validate(&self, input: &Input) -> Result<(), ConfigError> {
         let m = &self.memory;
         let err = |k: &str, msg: String| Err(input.error(k, msg));
+        name_rule(&self.name).map_or(Ok(()), |why| err("name", why))?;
         if !(m.ram_mib.is_finite() && m.ram_mib > 0.0 && m.ram_mib <= MAX_MIB) {
             return err("memory.ram_mib", format!("must be a positive number of MiB up to {MAX_MIB} ({MAX_MIB_WHY}), got {}", m.ram_mib));
         }
@@ -581,6 +594,9 @@ impl Catalog {
         for (i, a) in c.app.iter().enumerate() {
             // Each problem is located at its key within this app's [[app]] table.
             let err = |k: &str, msg: String| Err(input.error_at(&format!("app[{i}].{k}"), k, format!("app `{}`: {msg}", a.name)));
+            if let Some(why) = name_rule(&a.name) {
+                return Err(input.error_at(&format!("app[{i}].name"), "name", why));
+            }
             if c.app[..i].iter().any(|o| o.name == a.name) {
                 return err("name", "defined twice".into());
             }
@@ -744,6 +760,7 @@ impl Workload {
 
     fn validate(&self, input: &Input, catalog: &Catalog) -> Result<(), ConfigError> {
         let err = |k: &str, msg: String| Err(input.error(k, msg));
+        name_rule(&self.name).map_or(Ok(()), |why| err("name", why))?;
         if self.sequence.is_empty() {
             return err("sequence", "the sequence names no app".into());
         }
@@ -993,6 +1010,24 @@ mod tests {
         let e = Catalog::parse("apps.toml", &src).unwrap_err();
         assert!(e.message.contains("defined twice"), "{e}");
         assert_eq!(e.line, Some(cat.lines().count() + 3), "{e}");
+    }
+
+    /// A device, app or workload whose name is empty or could not be written in a
+    /// comma-separated list is refused at its `name` line.
+    #[test]
+    fn unusable_names_are_refused_at_their_line() {
+        let src = edited("devices/p20.toml", "name = \"p20\"", "name = \"\"");
+        let e = Device::parse("d.toml", &src).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (Some(1), Some("name")), "{e}");
+        assert!(e.message.contains("must not be empty"), "{e}");
+        let src = edited("workloads/ice-video-call.toml", "name = \"ice-video-call\"", "name = \"video call\"");
+        let e = Workload::parse("w.toml", &src, &Catalog::embedded().unwrap()).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (Some(1), Some("name")), "{e}");
+        assert!(e.message.contains("has ` `"), "{e}");
+        let src = edited("apps.toml", "name = \"skype\"", "name = \"sky,pe\"");
+        let e = Catalog::parse("apps.toml", &src).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (line(&src, "name = \"sky,pe\""), Some("name")), "{e}");
+        assert!(e.message.contains("has `,`"), "{e}");
     }
 
     /// Watermarks out of order name the one that breaks the order, at its line.

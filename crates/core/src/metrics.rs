@@ -9,9 +9,11 @@ use std::collections::BTreeMap;
 /// Everything one run measures.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
-    /// Frames per second while an interactive app was in the foreground.
+    /// Frames per second while an interactive app was in the foreground; 0 in a run
+    /// that renders no frame (`frames` 0; the CLI's table shows `-`).
     pub fps: f64,
-    /// Share of frames that took longer than 16.6 ms (ratio of interaction alerts).
+    /// Share of frames that took longer than 16.6 ms (ratio of interaction alerts); 0
+    /// when no frame was rendered.
     pub ria: f64,
     /// Frames that took longer than 16.6 ms.
     pub interaction_alerts: u64,

@@ -12,6 +12,8 @@
 # each run, so the whole machine is short of memory as a phone is: kswapd reclaims at
 # the zone watermarks and an allocating task enters direct reclaim below the min one.
 # The pin ends with the run (and by itself after the run's time plus five minutes).
+# After a global run the machine swaps its other processes back in for a while; a run
+# started straight after one can lose frames to that (seen once), so leave a pause.
 # Each app: 200 MiB heap, a 60 MiB working set spread over it, 10 MiB touched per
 # wakeup, a wakeup every 5 s on average; the foreground: a 100 MiB working set (1/60 of
 # it touched per frame), a fresh 256 KiB buffer per frame and 4 ms of CPU. With

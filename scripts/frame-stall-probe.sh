@@ -61,10 +61,10 @@ if [ "$MODE" = cgroup ]; then
   echo $((LIMIT * 1024 * 1024)) > "$CG/memory.limit_in_bytes"
   echo 100 > "$CG/memory.swappiness"
   join="echo \$\$ > $CG/cgroup.procs &&"
-  stat() { awk '/^pgmajfault|^pgpgout/ {printf "%s=%s ", $1, $2}' "$CG/memory.stat"; }
+  counters() { awk '/^pgmajfault|^pgpgout/ {printf "%s=%s ", $1, $2}' "$CG/memory.stat"; }
 else
   join=""
-  stat() {
+  counters() {
     awk '/^(allocstall_(dma32|normal|movable)|pgscan_(kswapd|direct)|pgsteal_(kswapd|direct)|workingset_refault_(anon|file)|pswpin|pswpout|pgmajfault) / {printf "%s=%s ", $1, $2}' /proc/vmstat
   }
 fi
@@ -98,9 +98,9 @@ for n in $NS; do
     pids+=($!)
   done
   sleep $((n > 0 ? 20 : 1))
-  before=$(stat)
+  before=$(counters)
   res=$(sh -c "$join exec $BIN/fg 100 $SECS 4 256 ${fgfile[*]}")
-  after=$(stat)
+  after=$(counters)
   echo "bg_apps $n limit ${LIMIT}MiB files $FILES mode $MODE${pin:+ pinned ${pin}MiB}: $res"
   echo "  counters before: $before"
   echo "  counters after:  $after"

@@ -902,6 +902,12 @@ impl Sim {
             if let Some(p) = (0..self.pages.len() as u32).find(|&p| self.pages.loc(p) == Loc::Flash && self.pages.llr_weight(p) != 0) {
                 return Err(format!("SEAL: page {p} is in SL2 with LLR weight {}", self.pages.llr_weight(p)));
             }
+            if let Some((app, c)) = self.seal_unloadable_behind_scan().first() {
+                return Err(format!(
+                    "SEAL: page {c} of {} may go to SL2 but lies behind the unloader's scan",
+                    self.apps[*app as usize].spec.name
+                ));
+            }
         }
         for (i, a) in self.apps.iter().enumerate() {
             let i = i as u16;
@@ -1109,9 +1115,6 @@ impl Sim {
             a.state = AppState::Cached;
             a.gen += 1;
             let gen = a.gen;
-            if let Some(s) = self.seal.as_mut() {
-                s.rewind(app);
-            }
             self.seal_arm();
             let (w, bg) = (self.weight_of(app), self.in_bg_group(app));
             self.cpu.set_weight(self.now, app, w, bg);

@@ -307,6 +307,9 @@ impl Sim {
                 acc.flash_writes += 1;
             }
             self.pages.move_to(p, tier);
+            if tier == Loc::Zram && self.pages.llr_weight(p) == 0 {
+                self.seal_unloadable(app as u16, p);
+            }
         } else {
             self.pages.move_to(p, Loc::Absent);
         }

@@ -26,7 +26,10 @@ pub(super) struct SealState {
     pub cfg: SealSetup,
     /// Per app: anonymous pages the current launch requested (bit per page).
     requested: Vec<Vec<u64>>,
-    /// Per app: where the unloader resumes scanning its anonymous pages.
+    /// Per app: where the unloader resumes scanning its anonymous pages. No page the
+    /// unloader could take (in SL1, LLR weight 0) lies below it: wherever a page
+    /// becomes one, the cursor is lowered to it (`seal_unloadable`), so a scan from the
+    /// cursor finds the same pages as a scan from the heap's start.
     cursor: Vec<u32>,
     /// Per app: launch latencies seen, (sum ms, count) for warm and for cold launches.
     window: Vec<[(f64, u32); 2]>,
@@ -44,11 +47,6 @@ pub(super) struct SealState {
 }
 
 impl SealState {
-    /// Restart the unloader's scan of `app` (it just went to the background).
-    pub fn rewind(&mut self, app: u16) {
-        self.cursor[app as usize] = 0;
-    }
-
     pub fn new(cfg: SealSetup, apps: &[u32], read_4k_ns: f64, rng: rand_xoshiro::Xoshiro256PlusPlus) -> SealState {
         let n = apps.len();
         SealState {
@@ -70,6 +68,34 @@ impl SealState {
 impl Sim {
     fn seal_mut(&mut self) -> &mut SealState {
         self.seal.as_mut().expect("SEAL state")
+    }
+
+    /// Page `p` of `app` entered SL1 or lost its last LLR chance there: the unloader
+    /// may take it, so its scan of the app resumes no later than `p`.
+    pub(super) fn seal_unloadable(&mut self, app: u16, p: u32) {
+        let base = self.apps[app as usize].base;
+        if let Some(s) = self.seal.as_mut() {
+            let c = &mut s.cursor[app as usize];
+            *c = (*c).min(p - base);
+        }
+    }
+
+    /// The pages the unloader could take (in SL1, LLR weight 0, not on their way to
+    /// SL2 already) that lie below its scan of their app, as (app, index in its heap):
+    /// there must be none, or they would wait in SL1 until the app comes back.
+    pub(super) fn seal_unloadable_behind_scan(&self) -> Vec<(u16, u32)> {
+        let Some(s) = self.seal.as_ref() else { return Vec::new() };
+        let in_flight = s.unloading.as_ref().map_or(&[][..], |(_, _, pages)| &pages[..]);
+        let mut behind = Vec::new();
+        for (i, a) in self.apps.iter().enumerate() {
+            for c in 0..s.cursor[i].min(a.populated) {
+                let p = a.base + c;
+                if self.pages.loc(p) == Loc::Zram && self.pages.llr_weight(p) == 0 && !in_flight.contains(&p) {
+                    behind.push((i as u16, c));
+                }
+            }
+        }
+        behind
     }
 
     /// A launch touched anonymous page `i` of `app`.
@@ -95,6 +121,9 @@ impl Sim {
             let p = base + i;
             let w = llr_step(self.pages.llr_weight(p), req, k);
             self.pages.set_llr_weight(p, w);
+            if w == 0 && self.pages.loc(p) == Loc::Zram {
+                self.seal_unloadable(app, p);
+            }
         }
         let s = self.seal_mut();
         let mut bits = bits;
@@ -192,13 +221,22 @@ impl Sim {
     pub(super) fn seal_unload_done(&mut self) {
         let Some((app, life, pages)) = self.seal_mut().unloading.take() else { return };
         let a = &self.apps[app as usize];
-        if a.life == life && matches!(a.state, AppState::Cached | AppState::Frozen) {
-            for p in pages {
-                if self.pages.loc(p) == Loc::Zram && self.flash_used < self.flash_cap {
-                    self.pages.move_to(p, Loc::Flash);
-                    self.zram_stored -= 1;
-                    self.flash_used += 1;
-                }
+        if a.life != life {
+            return self.seal_arm();
+        }
+        let moving = matches!(a.state, AppState::Cached | AppState::Frozen);
+        for p in pages {
+            if self.pages.loc(p) != Loc::Zram {
+                continue;
+            }
+            if moving && self.flash_used < self.flash_cap {
+                self.pages.move_to(p, Loc::Flash);
+                self.zram_stored -= 1;
+                self.flash_used += 1;
+            } else if self.pages.llr_weight(p) == 0 {
+                // Cancelled (the app came to the foreground) or SL2 filled up: the page
+                // stays in SL1, where the unloader may take it again later.
+                self.seal_unloadable(app, p);
             }
         }
         self.seal_arm();
@@ -255,6 +293,9 @@ impl Sim {
                 self.pages.move_to(p, Loc::Zram);
                 self.flash_used -= 1;
                 self.zram_stored += 1;
+                if self.pages.llr_weight(p) == 0 {
+                    self.seal_unloadable(app, p);
+                }
             }
         }
         self.seal_mut().loading[app as usize] = q;
@@ -329,7 +370,6 @@ impl Sim {
             }
             let s = self.seal_mut();
             s.victim = if c < pop { Some((app, c)) } else { None };
-            s.cursor[app as usize] = 0;
         }
         self.seal_arm();
     }
@@ -342,7 +382,7 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::{embedded_sim, AppState, KillCause, RunOptions, Sim};
+    use crate::engine::{embedded_sim, AppState, Evict, KillCause, RunOptions, Sim};
     use crate::pages::Loc;
     use floe_core::Nanos;
 
@@ -397,5 +437,61 @@ mod tests {
         let before = (alive(&sim), sim.zram_stored);
         sim.seal_hpl_loaded(app, life, need);
         assert_eq!((alive(&sim), sim.zram_stored), before, "nothing loaded, nobody killed");
+    }
+
+    /// Without AGS the LRU reclaims an app's pages in its own order, not the heap's, so
+    /// pages reach SL1 behind the unloader's scan; with AGS, whole apps in heap order.
+    /// Either way none is left behind, whatever the run does (launches, HPL loads,
+    /// cancelled unloads, kills).
+    #[test]
+    fn no_unloadable_page_is_left_behind_the_unloaders_scan() {
+        for policy in ["llr", "llr-hpl", "seal"] {
+            let mut sim = embedded_sim("hikey970", "seal-30apps", policy, &RunOptions { seed: 2, ..Default::default() });
+            let mut unloaded = 0;
+            for step in 1..=30 {
+                assert!(sim.run_until(Nanos::from_secs_f64(50.0 * step as f64)), "{policy}: the run ended early");
+                let behind = sim.seal_unloadable_behind_scan();
+                assert!(behind.is_empty(), "{policy} at {} s: {} pages behind the scan, first {:?}", 50 * step, behind.len(), behind[0]);
+                unloaded = sim.flash_used;
+            }
+            assert!(unloaded > 10_000, "{policy}: SL2 holds {unloaded} pages after 1,500 s");
+        }
+    }
+
+    /// A page reclaimed into SL1 below where the unloader's scan of its app stands
+    /// brings the scan back to it.
+    #[test]
+    fn a_page_reclaimed_behind_the_scan_pulls_the_scan_back() {
+        let mut sim = embedded_sim("hikey970", "seal-30apps", "llr", &RunOptions { seed: 1, ..Default::default() });
+        let mut t = 100.0;
+        let (app, p) = loop {
+            assert!(sim.run_until(Nanos::from_secs_f64(t)), "no resident page behind the scan");
+            let s = sim.seal.as_ref().unwrap();
+            let found = sim.apps.iter().enumerate().find_map(|(i, a)| {
+                let cached = a.state == AppState::Cached && a.swappable;
+                (0..s.cursor[i].min(a.populated))
+                    .map(|c| a.base + c)
+                    .find(|&p| {
+                        cached
+                            && matches!(sim.pages.loc(p), Loc::ActiveAnon | Loc::InactiveAnon)
+                            && sim.pages.llr_weight(p) == 0
+                            && !sim.pages.has(p, crate::pages::F_LOCKED)
+                    })
+                    .map(|p| (i as u16, p))
+            });
+            if let Some(f) = found {
+                break f;
+            }
+            t += 10.0;
+        };
+        if sim.zram_stored >= sim.zram_cap {
+            sim.zram_cap = sim.zram_stored + 1;
+        }
+        let mut acc = Evict::default();
+        assert!(sim.evict_page(p, &mut acc));
+        assert_eq!(sim.pages.loc(p), Loc::Zram);
+        let base = sim.apps[app as usize].base;
+        assert_eq!(sim.seal.as_ref().unwrap().cursor[app as usize], p - base);
+        assert!(sim.seal_unloadable_behind_scan().is_empty());
     }
 }

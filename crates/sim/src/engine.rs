@@ -239,11 +239,10 @@ enum Ev {
     WritebackDone {
         n: u32,
     },
-    /// SEAL: `n` of the app's SL2 pages were read back by HPL.
+    /// SEAL: HPL's request for the app's SL2 pages completed.
     HplLoaded {
         app: u16,
         life: u32,
-        n: u32,
     },
     /// ASAP: read-ahead of file pages `[start, start + len)` of the app completed.
     AsapFileRead {
@@ -981,7 +980,7 @@ impl Sim {
             Ev::Kswapd => self.kswapd_batch(),
             Ev::SealUnload => self.seal_unload(),
             Ev::SealUnloadDone => self.seal_unload_done(),
-            Ev::HplLoaded { app, life, n } => self.seal_hpl_loaded(app, life, n),
+            Ev::HplLoaded { app, life } => self.seal_hpl_loaded(app, life),
             Ev::WritebackDone { n } => self.writeback -= n as i64,
             Ev::AsapFileRead { app, life, start, len } => self.asap_file_read(app, life, start, len),
             Ev::AsapDispatch => self.asap_dispatch(),

@@ -21,6 +21,18 @@ fn batch_pages(cfg: &SealSetup) -> u32 {
     }
 }
 
+/// One app's HPL load: the request in flight and the pages still to ask for.
+#[derive(Clone, Default)]
+struct HplLoad {
+    /// The pages of the request in flight (empty: none is).
+    chunk: Vec<u32>,
+    /// SL2 pages still to load, in request order.
+    queue: std::collections::VecDeque<u32>,
+    /// When the load began, and the bytes it has asked for so far.
+    start: Nanos,
+    bytes: u64,
+}
+
 /// SEAL's run-time state.
 pub(super) struct SealState {
     pub cfg: SealSetup,
@@ -33,8 +45,8 @@ pub(super) struct SealState {
     cursor: Vec<u32>,
     /// Per app: launch latencies seen, (sum ms, count) for warm and for cold launches.
     window: Vec<[(f64, u32); 2]>,
-    /// Per app: SL2 pages HPL has asked the flash for, in request order.
-    loading: Vec<std::collections::VecDeque<u32>>,
+    /// Per app: HPL's load under way.
+    loading: Vec<HplLoad>,
     /// The unload request in flight: app, incarnation, pages.
     unloading: Option<(u16, u32, Vec<u32>)>,
     /// An unload attempt is queued.
@@ -242,51 +254,83 @@ impl Sim {
         self.seal_arm();
     }
 
-    /// HPL: when `app` is launched warm, load its SL2 pages back into SL1 in parallel
-    /// with the launch, at high priority (ahead of any unloading, which only runs on an
-    /// idle queue). Requests are merged up to 1 MiB under AGS (an app's pages went to
-    /// SL2 together), 4 KiB each otherwise.
+    /// HPL: when `app` is launched warm, a worker loads its SL2 pages back into SL1 in
+    /// parallel with the launch, at high priority (ahead of any unloading, which only
+    /// runs on an idle queue). The worker is one thread reading one request at a time
+    /// (1 MiB, merged, under AGS, whose pages went to SL2 together; 4 KiB otherwise), so
+    /// the launch's own reads take their turn between its requests instead of waiting
+    /// for the whole load.
     pub(super) fn seal_launch_started(&mut self, app: u16) {
         let Some(s) = self.seal.as_ref() else { return };
         if s.cfg.hpl_mu.is_none() {
             return;
         }
-        let batch = batch_pages(&s.cfg);
         let a = &self.apps[app as usize];
-        let (base, pop, life) = (a.base, a.populated, a.life);
-        let list: Vec<u32> = (base..base + pop).filter(|&p| self.pages.loc(p) == Loc::Flash).collect();
+        let (base, pop) = (a.base, a.populated);
+        let load = &s.loading[app as usize];
+        let list: Vec<u32> = (base..base + pop).filter(|&p| self.pages.loc(p) == Loc::Flash && !load.chunk.contains(&p)).collect();
         if list.is_empty() {
             return;
         }
-        let start = self.now;
-        let mut last = start;
-        for chunk in list.chunks(batch as usize) {
-            last = self.flash.submit(self.now, Op::Read, chunk.len() as u64 * 4096);
-            self.push(last, Ev::HplLoaded { app, life, n: chunk.len() as u32 });
+        let busy = !load.chunk.is_empty();
+        let now = self.now;
+        let load = &mut self.seal_mut().loading[app as usize];
+        load.queue = list.into();
+        if !busy {
+            // A load still under way (the app came back before it ended) goes on with
+            // the new list; otherwise the worker starts.
+            load.start = now;
+            load.bytes = 0;
+            self.seal_hpl_next(app);
         }
-        let bytes = list.len() as f64 * 4096.0;
-        let secs = (last.0 - start.0) as f64 / 1e9;
-        let s = self.seal_mut();
-        if secs > 0.0 {
-            // TH: the throughput this load achieved, smoothed over loads.
-            s.th = 0.5 * s.th + 0.5 * bytes / secs;
-        }
-        s.loading[app as usize].extend(list);
     }
 
-    /// `n` more of `app`'s SL2 pages arrived in SL1 (still compressed). "If no
-    /// available space in SL1 to support page loading, ... the app killing mechanism
-    /// will wake up to release space" (§IV-B): when SL1 has no room for the arrivals,
-    /// cached apps holding SL1 pages are killed, the LMK's victim first, until they fit.
-    /// The room is asked for as pages arrive, not for the whole load when the launch
-    /// starts: meanwhile the launch decompresses its own launch-required pages out of
-    /// SL1, which makes room of its own.
-    pub(super) fn seal_hpl_loaded(&mut self, app: u16, life: u32, n: u32) {
+    /// HPL's worker issues `app`'s next request: up to a batch of the pages still to
+    /// load that are still in SL2 (the app may have faulted some in itself). When none
+    /// is left the load is over and TH, the throughput it achieved, is folded into the
+    /// estimate.
+    fn seal_hpl_next(&mut self, app: u16) {
+        let life = self.apps[app as usize].life;
+        let now = self.now;
+        let batch = batch_pages(&self.seal_mut().cfg) as usize;
+        let mut load = std::mem::take(&mut self.seal_mut().loading[app as usize]);
+        load.chunk.clear();
+        while load.chunk.len() < batch {
+            match load.queue.pop_front() {
+                Some(p) if self.pages.loc(p) == Loc::Flash => load.chunk.push(p),
+                Some(_) => {}
+                None => break,
+            }
+        }
+        let s = self.seal_mut();
+        if load.chunk.is_empty() {
+            let secs = (now.0 - load.start.0) as f64 / 1e9;
+            if load.bytes > 0 && secs > 0.0 {
+                // TH: the throughput this load achieved, smoothed over loads.
+                s.th = 0.5 * s.th + 0.5 * load.bytes as f64 / secs;
+            }
+        } else {
+            let bytes = load.chunk.len() as u64 * 4096;
+            load.bytes += bytes;
+            let done = self.flash.submit(now, Op::Read, bytes);
+            self.push(done, Ev::HplLoaded { app, life });
+        }
+        self.seal_mut().loading[app as usize] = load;
+    }
+
+    /// HPL's request for `app` completed: its pages arrive in SL1 (still compressed).
+    /// "If no available space in SL1 to support page loading, ... the app killing
+    /// mechanism will wake up to release space" (§IV-B): when SL1 has no room for the
+    /// arrivals, cached apps holding SL1 pages are killed, the LMK's victim first, until
+    /// they fit. The room is asked for as pages arrive, not for the whole load when the
+    /// launch starts: meanwhile the launch decompresses its own launch-required pages
+    /// out of SL1, which makes room of its own.
+    pub(super) fn seal_hpl_loaded(&mut self, app: u16, life: u32) {
         if self.apps[app as usize].life != life {
             return;
         }
-        let mut q = std::mem::take(&mut self.seal_mut().loading[app as usize]);
-        let chunk: Vec<u32> = q.drain(..(n as usize).min(q.len())).filter(|&p| self.pages.loc(p) == Loc::Flash).collect();
+        let chunk = std::mem::take(&mut self.seal_mut().loading[app as usize].chunk);
+        let chunk: Vec<u32> = chunk.into_iter().filter(|&p| self.pages.loc(p) == Loc::Flash).collect();
         self.seal_make_room(app, chunk.len() as i64);
         for p in chunk {
             if self.zram_stored < self.zram_cap {
@@ -298,7 +342,7 @@ impl Sim {
                 }
             }
         }
-        self.seal_mut().loading[app as usize] = q;
+        self.seal_hpl_next(app);
     }
 
     /// Kills cached apps that hold SL1 pages, the LMK's victim first, until SL1 has
@@ -324,7 +368,7 @@ impl Sim {
     /// A killed or relaunched app: forget its pending loads and restart its unload scan.
     pub(super) fn seal_forget(&mut self, app: u16) {
         if let Some(s) = self.seal.as_mut() {
-            s.loading[app as usize].clear();
+            s.loading[app as usize] = HplLoad::default();
             s.cursor[app as usize] = 0;
             if s.victim.is_some_and(|(v, _)| v == app) {
                 s.victim = None;
@@ -383,6 +427,7 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use crate::engine::{embedded_sim, AppState, Evict, KillCause, RunOptions, Sim};
+    use crate::flash::Op;
     use crate::pages::Loc;
     use floe_core::Nanos;
 
@@ -408,35 +453,59 @@ mod tests {
     #[test]
     fn hidden_loading_kills_cached_apps_to_make_room_in_sl1_as_pages_arrive() {
         let (mut sim, app) = sim_with_a_full_sl1();
-        let need = sim.pages.count(app, Loc::Flash);
+        let need = sim.pages.count(app, Loc::Flash) as usize;
         let alive = |sim: &Sim| sim.apps.iter().filter(|a| a.state != AppState::Dead).count();
         let before = alive(&sim);
         sim.seal_launch_started(app);
-        // Every SL2 page of the app is on its way back; nobody dies before one arrives.
-        assert_eq!(sim.seal.as_ref().unwrap().loading[app as usize].len() as u32, need);
+        // Every SL2 page of the app is on its way back, one 1 MiB request (AGS) in
+        // flight; nobody dies before one arrives.
+        let load = |sim: &Sim| sim.seal.as_ref().unwrap().loading[app as usize].clone();
+        assert_eq!(load(&sim).chunk.len(), need.min(256));
+        assert_eq!(load(&sim).chunk.len() + load(&sim).queue.len(), need);
         assert_eq!(alive(&sim), before);
-        // They arrive: SL1 had no room for them, so others were killed to make it
-        // (none of them the app itself), and every page is back in SL1.
+        // They arrive, request after request: SL1 had no room for them, so others were
+        // killed to make it (none of them the app itself), and every page is back in SL1.
         let life = sim.apps[app as usize].life;
         let for_room = sim.c.kills_by[KillCause::Sl1Room as usize];
-        sim.seal_hpl_loaded(app, life, need);
+        let mut requests = 0;
+        while !load(&sim).chunk.is_empty() {
+            sim.seal_hpl_loaded(app, life);
+            requests += 1;
+        }
+        assert_eq!(requests, need.div_ceil(256));
         assert!(alive(&sim) < before, "someone was killed for the room");
         assert_eq!(sim.c.kills_by[KillCause::Sl1Room as usize] - for_room, (before - alive(&sim)) as u64, "counted as HPL's");
         assert_ne!(sim.apps[app as usize].state, AppState::Dead);
         assert_eq!(sim.pages.count(app, Loc::Flash), 0);
-        assert!(sim.seal.as_ref().unwrap().loading[app as usize].is_empty());
+        assert!(load(&sim).queue.is_empty());
+    }
+
+    /// HPL's worker keeps one request in flight, so a read the launch issues meanwhile
+    /// waits for that request at most, not for the whole load.
+    #[test]
+    fn the_launchs_own_reads_take_their_turn_between_hidden_loads() {
+        let (mut sim, app) = sim_with_a_full_sl1();
+        let need = sim.pages.count(app, Loc::Flash) as u64;
+        assert!(need > 2 * 256, "a load of several requests");
+        let queued = sim.flash.busy_until().0.saturating_sub(sim.now.0);
+        sim.seal_launch_started(app);
+        let own = sim.flash.submit(sim.now, Op::Read, 4096).0 - sim.now.0;
+        let most = queued + sim.flash.service(Op::Read, 1 << 20).0 + sim.flash.service(Op::Read, 4096).0;
+        assert!(own <= most, "the launch's read took {own} ns, more than the {most} ns of one request and what was queued");
+        let whole = sim.flash.service(Op::Read, need * 4096).0;
+        assert!(own < whole / 2);
     }
 
     #[test]
     fn a_load_for_an_app_that_died_meanwhile_is_dropped() {
         let (mut sim, app) = sim_with_a_full_sl1();
         sim.seal_launch_started(app);
-        let (life, need) = (sim.apps[app as usize].life, sim.pages.count(app, Loc::Flash));
+        let life = sim.apps[app as usize].life;
         let alive = |sim: &Sim| sim.apps.iter().filter(|a| a.state != AppState::Dead).count();
         sim.kill(app, KillCause::Lmk);
-        let before = (alive(&sim), sim.zram_stored);
-        sim.seal_hpl_loaded(app, life, need);
-        assert_eq!((alive(&sim), sim.zram_stored), before, "nothing loaded, nobody killed");
+        let before = (alive(&sim), sim.zram_stored, sim.flash.busy_until());
+        sim.seal_hpl_loaded(app, life);
+        assert_eq!((alive(&sim), sim.zram_stored, sim.flash.busy_until()), before, "nothing loaded or asked for, nobody killed");
     }
 
     /// Without AGS the LRU reclaims an app's pages in its own order, not the heap's, so

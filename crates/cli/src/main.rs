@@ -405,13 +405,26 @@ fn sim(a: SimArgs) -> Result<()> {
         let s = if runs.len() == 1 { serde_json::to_string_pretty(&runs[0])? } else { serde_json::to_string_pretty(&runs)? };
         outln!("{s}");
     } else {
-        print_table(&runs, &a.policy)?;
+        // Where a name came from a file, say which: a copy of an embedded device keeps
+        // its name.
+        let from = |arg: Option<&str>, name: &str| match arg {
+            Some(f) if f != name => format!("{name} (from {f})"),
+            _ => name.to_string(),
+        };
+        let inputs = format!(
+            "device {}  workload {}{}",
+            from(a.device.as_deref(), &dev.name),
+            from(Some(&a.workload), &wl.name),
+            a.apps.as_deref().map(|f| format!("  apps from {f}")).unwrap_or_default()
+        );
+        print_table(&runs, &a.policy, &inputs)?;
     }
     Ok(())
 }
 
-/// Prints the runs side by side, one column per policy as the user named it.
-fn print_table(runs: &[RunRecord], specs: &[String]) -> Result<()> {
+/// Prints the runs side by side, one column per policy as the user named it, under a
+/// line naming the inputs (`inputs`: device and workload) and the run's parameters.
+fn print_table(runs: &[RunRecord], specs: &[String], inputs: &str) -> Result<()> {
     let r0 = &runs[0];
     let params: Vec<String> = r0
         .params
@@ -419,7 +432,7 @@ fn print_table(runs: &[RunRecord], specs: &[String]) -> Result<()> {
         .filter(|(k, _)| *k != "policy_params")
         .map(|(k, v)| format!("{k}={}", serde_json::to_string(v).unwrap_or_default()))
         .collect();
-    outln!("device {}  workload {}  seed {}  {}", r0.device, r0.workload, r0.seed, params.join(" "));
+    outln!("{inputs}  seed {}  {}", r0.seed, params.join(" "));
     let cols: Vec<serde_json::Value> = runs.iter().map(|r| serde_json::to_value(&r.metrics).expect("metrics serialise")).collect();
     let names: Vec<String> = match &cols[0] {
         serde_json::Value::Object(m) => m.keys().cloned().collect(),

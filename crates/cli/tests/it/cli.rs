@@ -283,6 +283,11 @@ fn a_workloads_device_file_is_found_beside_it() {
     let (wl, apps) = (format!("{TD}/tiny-workload.toml"), format!("{TD}/tiny-apps.toml"));
     let out = Command::new(env!("CARGO_BIN_EXE_floe")).current_dir("/").args(["sim", "--workload", &wl, "--apps", &apps]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The table's first line says which inputs came from files.
+    let head = String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or_default().to_string();
+    assert!(head.contains(&format!(" (from {wl})")) && head.contains(&format!("apps from {apps}")), "{head}");
+    let head = String::from_utf8_lossy(&floe(&["sim", "--device", "p20"]).stdout).lines().next().unwrap_or_default().to_string();
+    assert!(head.starts_with("device p20  workload ice-video-call  seed 1") && !head.contains("from"), "{head}");
     let dir = std::env::temp_dir().join(format!("floe-cli-wdev-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let text = std::fs::read_to_string(&wl).unwrap();

@@ -30,6 +30,10 @@ mod paper {
     /// ratios to them.
     pub const CACHED: [(&str, f64); 2] = [("android-lmk", 7.0), ("zswap", 15.0)];
     pub const SEAL_CACHING_OVER: [(&str, f64); 2] = [("android-lmk", 2.43), ("zswap", 1.13)];
+    /// Fig. 13, in words only (§VI-A): "the capability of LLR+HPL is slightly degraded
+    /// compared with LLR" (-1), and "by adding AGS, the capability is significantly
+    /// improved" (+1, SEAL over LLR+HPL). The paper prints no LLR or LLR+HPL figure.
+    pub const CACHING_STEPS: [(&str, &str, f64); 2] = [("llr-hpl", "llr", -1.0), ("seal", "llr-hpl", 1.0)];
 }
 
 /// The sweeps: SL1/SL2 sizes in MiB (Fig. 15 names (256, 512) and (64, 4096)), k
@@ -110,7 +114,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     };
     let mut cache = Table {
         title: "Fig. 13: app caching capability (warm launches per round after the first)".into(),
-        unit: "apps; ratio".into(),
+        unit: "apps; ratio; trend +1 rises, -1 falls".into(),
         rows: vec![],
     };
     for p in POLICIES {
@@ -147,6 +151,9 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     for (other, r) in paper::SEAL_CACHING_OVER {
         cache.rows.push(Comparison { label: format!("seal / {other}"), paper: Some(r), ours: ratio(c("seal"), c(other)) });
     }
+    for (to, from, dir) in paper::CACHING_STEPS {
+        cache.rows.push(Comparison { label: format!("{from} -> {to} trend"), paper: Some(dir), ours: trend(&[c(from), c(to)]) });
+    }
     // Behind Fig. 13: who killed the apps that then launched cold.
     let mut kills = Table { title: "Fig. 13's kills by cause (not in the paper)".into(), unit: "apps killed per run".into(), rows: vec![] };
     for p in POLICIES {
@@ -166,7 +173,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     // The same, with each round in a fresh random order: the paper gives none.
     let mut shuffled = Table {
         title: "Fig. 13 with each round's launch order shuffled (the paper publishes no order)".into(),
-        unit: "apps; ratio".into(),
+        unit: "apps; ratio; trend +1 rises, -1 falls".into(),
         rows: vec![],
     };
     let sc = |p: &str| mean_where(&runs, |r| !listed(r) && r.policy == p, |m| m.caching_capability);
@@ -175,6 +182,9 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     }
     for (other, r) in paper::SEAL_CACHING_OVER {
         shuffled.rows.push(Comparison { label: format!("seal / {other}"), paper: Some(r), ours: ratio(sc("seal"), sc(other)) });
+    }
+    for (to, from, dir) in paper::CACHING_STEPS {
+        shuffled.rows.push(Comparison { label: format!("{from} -> {to} trend"), paper: Some(dir), ours: trend(&[sc(from), sc(to)]) });
     }
     let fig14 = per_round(&runs);
     let (sizes, ks, mus) = sweeps(quick);
@@ -293,5 +303,46 @@ mod tests {
         assert_eq!((row("round 2 zswap"), row("round 3 zswap")), (1.0, 0.0));
         assert!(row("round 2 android-lmk").is_nan(), "no run: n/a");
         assert!(t.rows.iter().all(|r| !r.label.starts_with("round 1 ")));
+    }
+
+    /// Fig. 13's steps LLR -> LLR+HPL -> SEAL are compared in direction, the paper's
+    /// words, in both launch orders.
+    #[test]
+    fn caching_steps_are_reported_as_trends_beside_the_papers_words() {
+        let run = |policy: &str, shuffled: bool, caching: f64| {
+            let mut params = std::collections::BTreeMap::new();
+            if shuffled {
+                params.insert("shuffle_rounds".to_string(), Param::Bool(true));
+            }
+            RunRecord {
+                policy: policy.into(),
+                device: DEVICE.into(),
+                workload: WORKLOAD.into(),
+                params,
+                seed: 1,
+                metrics: Metrics { caching_capability: caching, ..Metrics::default() },
+                launches: vec![],
+                kills_by: Default::default(),
+            }
+        };
+        // Listed: LLR+HPL below LLR, SEAL above LLR+HPL (the paper's order); shuffled:
+        // LLR+HPL above LLR, SEAL below it.
+        let mut runs = vec![];
+        for (p, listed, shuffled) in
+            [("android-lmk", 3.0, 8.0), ("zswap", 20.0, 22.0), ("llr", 27.0, 10.0), ("llr-hpl", 15.0, 12.0), ("seal", 19.0, 11.0)]
+        {
+            runs.push(run(p, false, listed));
+            runs.push(run(p, true, shuffled));
+        }
+        let r = report(runs, true);
+        let rows = |title: &str| {
+            let t = r.tables.iter().find(|t| t.title.starts_with(title)).unwrap_or_else(|| panic!("{title}"));
+            let get = |l: &str| t.rows.iter().find(|x| x.label == l).unwrap_or_else(|| panic!("{l}")).clone();
+            (get("llr -> llr-hpl trend"), get("llr-hpl -> seal trend"))
+        };
+        let (a, b) = rows("Fig. 13: app caching");
+        assert_eq!((a.paper, a.ours, b.paper, b.ours), (Some(-1.0), -1.0, Some(1.0), 1.0));
+        let (a, b) = rows("Fig. 13 with each round's launch order shuffled");
+        assert_eq!((a.ours, b.ours), (1.0, -1.0));
     }
 }

@@ -307,7 +307,7 @@ impl Sim {
                 acc.flash_writes += 1;
             }
             self.pages.move_to(p, tier);
-            if tier == Loc::Zram && self.pages.llr_weight(p) == 0 {
+            if tier == Loc::Zram && self.seal.is_some() && self.pages.llr_weight(p) == 0 {
                 self.seal_unloadable(app as u16, p);
             }
         } else {

@@ -103,6 +103,31 @@ fn trend(ys: &[f64]) -> f64 {
     }
 }
 
+/// a / b, or n/a (NaN) where b is not positive.
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        f64::NAN
+    }
+}
+
+/// Fig. 13's comparisons with the paper, given each policy's caching capability: SEAL's
+/// ratios to No-SWAP and ZSWAP, and the direction of each step LLR -> LLR+HPL -> SEAL.
+fn caching_against_the_paper(c: &dyn Fn(&str) -> f64) -> Vec<Comparison> {
+    let ratios = paper::SEAL_CACHING_OVER.into_iter().map(|(other, r)| Comparison {
+        label: format!("seal / {other}"),
+        paper: Some(r),
+        ours: ratio(c("seal"), c(other)),
+    });
+    let steps = paper::CACHING_STEPS.into_iter().map(|(to, from, dir)| Comparison {
+        label: format!("{from} -> {to} trend"),
+        paper: Some(dir),
+        ours: trend(&[c(from), c(to)]),
+    });
+    ratios.chain(steps).collect()
+}
+
 pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     let base = |p: &str, f: &dyn Fn(&Metrics) -> f64| get(&runs, p, None, f);
     let lookup = |t: &[(&str, f64)], p: &str| t.iter().find(|(k, _)| *k == p).map(|x| x.1);
@@ -122,7 +147,6 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
         alert.rows.push(Comparison { label: p.into(), paper: None, ours: base(p, &alerts) });
         cache.rows.push(Comparison { label: p.into(), paper: lookup(&paper::CACHED, p), ours: base(p, &|m| m.caching_capability) });
     }
-    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
     let w = |p: &str| base(p, &|m| m.switch_ms_mean);
     warm.rows.push(Comparison {
         label: "llr / android-lmk".into(),
@@ -148,12 +172,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
         ours: pct_cut(a("zswap"), a("seal")),
     });
     let c = |p: &str| base(p, &|m| m.caching_capability);
-    for (other, r) in paper::SEAL_CACHING_OVER {
-        cache.rows.push(Comparison { label: format!("seal / {other}"), paper: Some(r), ours: ratio(c("seal"), c(other)) });
-    }
-    for (to, from, dir) in paper::CACHING_STEPS {
-        cache.rows.push(Comparison { label: format!("{from} -> {to} trend"), paper: Some(dir), ours: trend(&[c(from), c(to)]) });
-    }
+    cache.rows.extend(caching_against_the_paper(&c));
     // Behind Fig. 13: who killed the apps that then launched cold.
     let mut kills = Table { title: "Fig. 13's kills by cause (not in the paper)".into(), unit: "apps killed per run".into(), rows: vec![] };
     for p in POLICIES {
@@ -180,12 +199,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     for p in POLICIES {
         shuffled.rows.push(Comparison { label: p.into(), paper: lookup(&paper::CACHED, p), ours: sc(p) });
     }
-    for (other, r) in paper::SEAL_CACHING_OVER {
-        shuffled.rows.push(Comparison { label: format!("seal / {other}"), paper: Some(r), ours: ratio(sc("seal"), sc(other)) });
-    }
-    for (to, from, dir) in paper::CACHING_STEPS {
-        shuffled.rows.push(Comparison { label: format!("{from} -> {to} trend"), paper: Some(dir), ours: trend(&[sc(from), sc(to)]) });
-    }
+    shuffled.rows.extend(caching_against_the_paper(&sc));
     let fig14 = per_round(&runs);
     let (sizes, ks, mus) = sweeps(quick);
     let mut sl = Table { title: "Fig. 15: SEAL's caching capability by SL1 / SL2 size".into(), unit: "apps".into(), rows: vec![] };
@@ -268,28 +282,32 @@ mod tests {
 
     /// Fig. 14 counts each base run's warm launches per round, from round 2 on, and
     /// leaves the swept and the shuffled runs out.
+    /// A run record of seal-30apps: `params` "shuffled" for a shuffled order, other
+    /// text for policy parameters.
+    fn record(policy: &str, params: Option<&str>, metrics: Metrics, launches: Vec<floe_core::LaunchLog>) -> RunRecord {
+        let mut p = std::collections::BTreeMap::new();
+        match params {
+            Some("shuffled") => drop(p.insert("shuffle_rounds".to_string(), Param::Bool(true))),
+            Some(x) => drop(p.insert("policy_params".to_string(), Param::Text(x.into()))),
+            None => {}
+        }
+        RunRecord {
+            policy: policy.into(),
+            device: DEVICE.into(),
+            workload: WORKLOAD.into(),
+            params: p,
+            seed: 1,
+            metrics,
+            launches,
+            kills_by: Default::default(),
+        }
+    }
+
     #[test]
     fn per_round_counts_warm_launches_of_the_base_runs() {
         use floe_core::{LaunchKind, LaunchLog};
         let log = |round, kind| LaunchLog { app: "facebook".into(), kind, ms: 1.0, round };
-        let run = |policy: &str, params: Option<&str>, launches: Vec<LaunchLog>| {
-            let mut p = std::collections::BTreeMap::new();
-            match params {
-                Some("shuffled") => drop(p.insert("shuffle_rounds".to_string(), Param::Bool(true))),
-                Some(x) => drop(p.insert("policy_params".to_string(), Param::Text(x.into()))),
-                None => {}
-            }
-            RunRecord {
-                policy: policy.into(),
-                device: DEVICE.into(),
-                workload: WORKLOAD.into(),
-                params: p,
-                seed: 1,
-                metrics: Metrics::default(),
-                launches,
-                kills_by: Default::default(),
-            }
-        };
+        let run = |policy: &str, params: Option<&str>, launches: Vec<LaunchLog>| record(policy, params, Metrics::default(), launches);
         let (c, w) = (LaunchKind::Cold, LaunchKind::Warm);
         let runs = vec![
             run("seal", Some("k=1"), vec![log(1, w), log(1, w), log(1, w), log(2, w)]),
@@ -310,20 +328,7 @@ mod tests {
     #[test]
     fn caching_steps_are_reported_as_trends_beside_the_papers_words() {
         let run = |policy: &str, shuffled: bool, caching: f64| {
-            let mut params = std::collections::BTreeMap::new();
-            if shuffled {
-                params.insert("shuffle_rounds".to_string(), Param::Bool(true));
-            }
-            RunRecord {
-                policy: policy.into(),
-                device: DEVICE.into(),
-                workload: WORKLOAD.into(),
-                params,
-                seed: 1,
-                metrics: Metrics { caching_capability: caching, ..Metrics::default() },
-                launches: vec![],
-                kills_by: Default::default(),
-            }
+            record(policy, shuffled.then_some("shuffled"), Metrics { caching_capability: caching, ..Metrics::default() }, vec![])
         };
         // Listed: LLR+HPL below LLR, SEAL above LLR+HPL (the paper's order); shuffled:
         // LLR+HPL above LLR, SEAL below it.

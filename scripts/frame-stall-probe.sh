@@ -66,6 +66,12 @@ else
   join=""
   counters() {
     awk '/^(allocstall_(dma32|normal|movable)|pgscan_(kswapd|direct)|pgsteal_(kswapd|direct)|workingset_refault_(anon|file)|pswpin|pswpout|pgmajfault) / {printf "%s=%s ", $1, $2}' /proc/vmstat
+    # kswapd's CPU time (utime + stime of every kswapd thread), in clock ticks.
+    local t=0 pid
+    for pid in $(pgrep -x 'kswapd[0-9]*'); do
+      t=$((t + $(awk '{print $14 + $15}' "/proc/$pid/stat")))
+    done
+    printf "kswapd_cpu_ticks=%s " "$t"
   }
 fi
 
@@ -104,6 +110,8 @@ for n in $NS; do
   echo "bg_apps $n limit ${LIMIT}MiB files $FILES mode $MODE${pin:+ pinned ${pin}MiB}: $res"
   echo "  counters before: $before"
   echo "  counters after:  $after"
+  # What zram holds at the end: mm_stat's orig_data_size and compr_data_size, bytes.
+  echo "  zram: $(awk '{printf "orig_bytes=%s compr_bytes=%s", $1, $2}' /sys/block/zram0/mm_stat)"
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   pids=()

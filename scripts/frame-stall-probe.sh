@@ -20,7 +20,12 @@
 # FILES=1 each app also maps its own 100 MiB file (code; the foreground reads 1/60 of
 # its file per frame, a background wakeup as many file pages as heap pages), so
 # reclaim drops file pages that come back from the disk. Files live in a temporary
-# directory under /var/tmp (on disk) and are removed.
+# directory under /var/tmp (on disk) and are removed. With FILES=1 these variables, if
+# set, change the files' part: BG_FILE_SHARE (file pages a background wakeup reads per
+# heap page it touches, 1), BG_FILE_SET_MIB (the file's part it reads them from, 60),
+# READ_AHEAD_KB (the disk's read_ahead_kb for the run, which sets the read-around of a
+# fault on a mapped file; restored afterwards); the run also prints the disk's 4 KiB
+# random-read latency and sequential bandwidth (O_DIRECT, on one of the files).
 set -euo pipefail
 LIMIT=${1:-512}
 SECS=${2:-30}
@@ -40,12 +45,16 @@ grep -q zram0 /proc/swaps && { echo "/dev/zram0 is already a swap device; not to
 gcc -O2 -o "$BIN/fg" "$here/probe/fg.c"
 gcc -O2 -o "$BIN/bg" "$here/probe/bg.c" -lm
 gcc -O2 -o "$BIN/pin" "$here/probe/pin.c"
+gcc -O2 -o "$BIN/disk" "$here/probe/disk.c"
+ra_file=""
+ra_old=""
 
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   [ -d "$CG" ] && rmdir "$CG" 2>/dev/null || true
+  [ -n "$ra_file" ] && echo "$ra_old" > "$ra_file"
   swapoff /dev/zram0 2>/dev/null || true
   echo 1 > /sys/block/zram0/reset 2>/dev/null || true
   rm -rf "$BIN" "$DATA"
@@ -82,6 +91,14 @@ if [ "$FILES" = 1 ]; then
   for i in fg $(seq 0 $((max - 1))); do head -c $((100 * 1024 * 1024)) /dev/urandom > "$DATA/$i"; done
   sync
   fgfile=(100 "$DATA/fg")
+  echo "disk: $("$BIN/disk" "$DATA/fg" 2000)"
+  if [ -n "${READ_AHEAD_KB:-}" ]; then
+    dev=$(basename "$(findmnt -no SOURCE --target "$DATA")")
+    [ -e "/sys/block/$dev" ] || dev=$(lsblk -no PKNAME "/dev/$dev")
+    ra_file=/sys/block/$dev/queue/read_ahead_kb
+    ra_old=$(cat "$ra_file")
+    echo "$READ_AHEAD_KB" > "$ra_file"
+  fi
 fi
 for n in $NS; do
   if [ "$MODE" = global ]; then
@@ -99,7 +116,7 @@ for n in $NS; do
   [ "$FILES" = 1 ] && for f in "$DATA"/*; do dd if="$f" iflag=nocache count=0 status=none; done
   for ((i = 0; i < n; i++)); do
     bgfile=""
-    [ "$FILES" = 1 ] && bgfile="$DATA/$i"
+    [ "$FILES" = 1 ] && bgfile="$DATA/$i ${BG_FILE_SHARE:-1} ${BG_FILE_SET_MIB:-60}"
     sh -c "$join exec $BIN/bg 200 60 10 5 $i $bgfile" &
     pids+=($!)
   done

@@ -3,48 +3,58 @@
 # counts side by side: scripts/frame-stall-probe.sh in global mode (eight cached
 # "background apps" of 200 MiB touching 10 MiB of a 60 MiB set every 5 s on average,
 # and a 60 Hz loop with a 100 MiB working set, with all of the machine's memory but
-# LIMIT pinned, zram swap, no files), and `floe sim` on the same apps
-# (scripts/probe/floe/) on a device built from this machine's /proc/zoneinfo: its
-# watermarks, and LIMIT plus the zones' high watermarks as the memory apps can fill
-# (MemAvailable after the pin is free memory less the zones' reserves, the high
-# watermarks and the lowmem protections, and user pages cannot take the protections).
-# zram's ratio and kswapd's CPU time per reclaimed page are the ones the probe's run
-# measured (floe charges that time as compression, which it charges per swapped page);
-# refaults, reclaim, direct reclaim and frames are what the two are compared on. Needs what the probe needs (root,
-# gcc, an unused /dev/zram0); each LIMIT takes about a minute and a half, most of it
-# pinning memory.
-#   usage: sudo scripts/sim-vs-kernel.sh [LIMITS_MIB="384 512 768"] [SECONDS=30]
+# LIMIT pinned, zram swap), and `floe sim` on the same processes (scripts/probe/floe/)
+# on a device built from this machine's /proc/zoneinfo: its watermarks, and LIMIT plus
+# the zones' high watermarks as the memory apps can fill (MemAvailable after the pin is
+# free memory less the zones' reserves, the high watermarks and the lowmem protections,
+# and user pages cannot take the protections). zram's ratio and kswapd's CPU time per
+# reclaimed page are the ones the probe's run measured (floe charges that time as
+# compression, which it charges per swapped page); with FILES=1 so are the disk's 4 KiB
+# read latency and sequential bandwidth. Refaults, reclaim, direct reclaim, the loop's
+# own major faults (floe: its refaults) and slow frames are what the two are compared on.
+#
+# FILES=1 gives every process its own 100 MiB file mapped like code, read the way floe's
+# apps read theirs: a background wakeup reads a quarter as many file pages as it touches
+# heap pages, from the file's first 56.7 MiB; the disk's read_ahead_kb is 32 for the run
+# (floe reads file faults in clusters of 8 pages). Needs what the probe needs (root, gcc,
+# an unused /dev/zram0); each LIMIT takes one to two minutes, most of it pinning memory.
+#   usage: sudo scripts/sim-vs-kernel.sh [LIMITS_MIB="384 512 768"] [SECONDS=30] [FILES=0]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LIMITS=${1:-"384 512 768"}
 SECS=${2:-30}
+FILES=${3:-0}
+case $FILES in 0 | 1) ;; *) echo "FILES must be 0 or 1, not $FILES" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "needs root (the probe pins memory and sets up zram swap)" >&2; exit 2; }
 cargo build --release -q -p floe
 floe=target/release/floe
 work=$(mktemp -d /tmp/floe-xval.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-cp scripts/probe/floe/apps.toml "$work/apps.toml"
+apps=scripts/probe/floe/apps.toml
+[ "$FILES" = 1 ] && apps=scripts/probe/floe/apps-files.toml
 sed "s/^use_s = 30.0 /use_s = $SECS.0 /" scripts/probe/floe/workload.toml > "$work/workload.toml"
 # Sums of the zones' watermarks, in MiB.
 read -r wmin wlow whigh < <(awk '$1 == "min" {m += $2} $1 == "low" {l += $2} $1 == "high" && NF == 2 {h += $2}
   END {printf "%.1f %.1f %.1f\n", m / 256, l / 256, h / 256}' /proc/zoneinfo)
 ram=$(awk '/^MemTotal:/ {printf "%.0f", $2 / 1024}' /proc/meminfo)
 cores=$(nproc)
+hz=$(getconf CLK_TCK)
 kv() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k {print $2}'; }
-printf '%-6s %-7s %9s %9s %9s %9s %12s %13s %10s\n' limit side "bg refaults" reclaimed direct "direct %" "kswapd us/pg" "frames >16.6ms" "zram ratio"
+row() { printf '%-6s %-7s %12s %12s %11s %10s %9s %13s %12s\n' "$@"; }
+row limit side "anon refaults" "file refaults" "loop's major" reclaimed "direct %" "kswapd us/pg" "frames >16.6"
 for limit in $LIMITS; do
-  out=$(scripts/frame-stall-probe.sh "$limit" "$SECS" 8 0 global)
+  out=$(BG_FILE_SHARE=0.25 BG_FILE_SET_MIB=56.7 READ_AHEAD_KB=32 scripts/frame-stall-probe.sh "$limit" "$SECS" 8 "$FILES" global)
   b=$(grep 'counters before' <<<"$out" | cut -d: -f2-)
   a=$(grep 'counters after' <<<"$out" | cut -d: -f2-)
   d() { echo $(($(kv "$a" "$1") - $(kv "$b" "$1"))); }
-  refaults=$(d workingset_refault_anon)
   ksteal=$(d pgsteal_kswapd)
   dsteal=$(d pgsteal_direct)
-  ticks=$(d kswapd_cpu_ticks)
-  slow=$(grep -o 'over_16.6ms [0-9]*' <<<"$out" | awk '{print $2}')
+  kus=$(awk -v t="$(d kswapd_cpu_ticks)" -v hz="$hz" -v k="$ksteal" 'BEGIN {printf "%.1f", (k ? t / hz * 1e6 / k : 1)}')
   z=$(grep 'zram:' <<<"$out")
-  kus=$(awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" -v k="$ksteal" 'BEGIN {printf "%.1f", k ? t / hz * 1e6 / k : 1}')
-  ratio=$(awk -v o="$(kv "${z#*: }" orig_bytes)" -v c="$(kv "${z#*: }" compr_bytes)" 'BEGIN {r = c > 0 ? o / c : 1; if (r > 128) r = 128; printf "%.1f", r}')
+  ratio=$(awk -v o="$(kv "${z#*: }" orig_bytes)" -v c="$(kv "${z#*: }" compr_bytes)" 'BEGIN {r = (c > 0 ? o / c : 1); if (r > 128) r = 128; printf "%.1f", r}')
+  disk=$(grep '^disk:' <<<"$out" || true)
+  read4k=$(kv "${disk#*: }" read_4k_us)
+  seqread=$(kv "${disk#*: }" seq_read_mib_s)
   cat > "$work/device.toml" <<DEV
 name = "this-machine"
 description = "this machine as scripts/frame-stall-probe.sh leaves it in global mode with LIMIT = $limit MiB"
@@ -63,26 +73,29 @@ size_mib = 4096.0  # src: the probe's zram disksize
 algorithm = "lz4"  # src: the probe
 ratio = $ratio  # src: the probe's run, zram mm_stat orig / compr (capped at floe's 128)
 compress_us_per_page = $kus  # src: the probe's run, kswapd's CPU time per page it reclaimed (all of it, not only lz4: floe charges a swapped page's whole reclaim cost here beyond its 0.7 us of scan and unmap)
-decompress_us_per_page = 0.5  # assumption: as above
+decompress_us_per_page = 0.5  # assumption: lz4 on a page holding one non-zero byte, x86 core
 
 [flash]
-kind = "disk"  # src: label only; no file pages in this run
-read_4k_us = 100.0  # assumption: not used (no file pages, no flash swap)
-write_4k_us = 100.0  # assumption: not used
-seq_read_mib_s = 1000.0  # assumption: not used
-seq_write_mib_s = 1000.0  # assumption: not used
+kind = "disk"  # src: label only
+read_4k_us = ${read4k:-100.0}  # src: the probe's disk measurement (O_DIRECT 4 KiB random reads), or unused without files
+write_4k_us = 100.0  # assumption: unused (clean file pages, zram swap)
+seq_read_mib_s = ${seqread:-1000}.0  # src: the probe's disk measurement (O_DIRECT 1 MiB reads), or unused without files
+seq_write_mib_s = 1000.0  # assumption: unused
 
 [cpu]
 cores = $cores  # src: nproc
 DEV
-  m=$("$floe" sim --device "$work/device.toml" --apps "$work/apps.toml" --workload "$work/workload.toml" --policy lru-cfs --json)
-  sim_direct=$("$floe" sim --device "$work/device.toml" --apps "$work/apps.toml" --workload "$work/workload.toml" --policy lru-cfs --timeline - |
+  sim=(sim --device "$work/device.toml" --apps "$apps" --workload "$work/workload.toml" --policy lru-cfs)
+  m=$("$floe" "${sim[@]}" --json)
+  direct=$("$floe" "${sim[@]}" --timeline - |
     awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) c[$i] = i; next} $c["measured"] == "true" {s += $c["direct_reclaimed_pages"]} END {print s + 0}')
-  jq -r --arg l "$limit" --argjson d "$sim_direct" '.metrics | [$l, "floe", .refaults_bg_anon, .reclaimed_pages, $d,
-      (if .reclaimed_pages > 0 then 100 * $d / .reclaimed_pages else 0 end),
-      (if .reclaimed_pages > 0 then 1000 * .cpu_ms_kswapd / (.reclaimed_pages - $d) else 0 end), .interaction_alerts] |
-      @tsv' <<<"$m" | awk -F'\t' -v r="$ratio" '{printf "%-6s %-7s %9d %9d %9d %9.1f %12.1f %13d %10s\n", $1, $2, $3, $4, $5, $6, $7, $8, r}'
-  awk -v l="$limit" -v rf="$refaults" -v k="$ksteal" -v dd="$dsteal" -v t="$ticks" -v hz="$(getconf CLK_TCK)" -v s="$slow" -v r="$ratio" 'BEGIN {
-    n = k + dd; printf "%-6s %-7s %9d %9d %9d %9.1f %12.1f %13d %10s\n", l, "kernel", rf, n, dd, n ? 100 * dd / n : 0, k ? t / hz * 1e6 / k : 0, s, r}'
+  read -r fa ff fgf rec ksw slow < <(jq -r '.metrics | [.refaults_bg_anon + .refaults_fg_anon, .refaults_bg_file + .refaults_fg_file,
+    .refaults_fg_anon + .refaults_fg_file, .reclaimed_pages, .cpu_ms_kswapd, .interaction_alerts] | @tsv' <<<"$m")
+  row "$limit" floe "$fa" "$ff" "$fgf" "$rec" "$(awk -v d="$direct" -v r="$rec" 'BEGIN {printf "%.1f", (r ? 100 * d / r : 0)}')" \
+    "$(awk -v k="$ksw" -v d="$direct" -v r="$rec" 'BEGIN {printf "%.1f", (r > d ? 1000 * k / (r - d) : 0)}')" "$slow"
+  row "$limit" kernel "$(d workingset_refault_anon)" "$(d workingset_refault_file)" "$(grep -o 'own_major_faults [0-9]*' <<<"$out" | awk '{print $2}')" \
+    "$((ksteal + dsteal))" "$(awk -v d="$dsteal" -v k="$ksteal" 'BEGIN {printf "%.1f", (k + d ? 100 * d / (k + d) : 0)}')" "$kus" \
+    "$(grep -o 'over_16.6ms [0-9]*' <<<"$out" | awk '{print $2}')"
+  echo "       (this run: zram ratio $ratio${disk:+, ${disk#*: }})"
   sleep 20  # the machine swaps its other processes back in after a global run
 done

@@ -1,10 +1,11 @@
 // A cached "background app" for scripts/frame-stall-probe.sh: maps SIZE_MIB of heap,
 // fills it, then wakes every PERIOD_S on average (exponential) and touches TOUCH_MIB of
 // pages drawn from a fixed set of SET_MIB, until killed.
-//   usage: bg SIZE_MIB SET_MIB TOUCH_MIB PERIOD_S SEED [FILE]
-// With FILE, its pages are mapped read-only and each wakeup also reads as many of them
-// as it touches heap pages (Ice Fig. 4: about half of what a cached app refaults is
-// file-backed), from the first SET_MIB of the file.
+//   usage: bg SIZE_MIB SET_MIB TOUCH_MIB PERIOD_S SEED [FILE [FILE_SHARE FILE_SET_MIB]]
+// With FILE, its pages are mapped read-only and each wakeup also reads FILE_SHARE (1
+// unless given) file pages per heap page it touches (Ice Fig. 4: about half of what a
+// cached app refaults is file-backed), from the first FILE_SET_MIB (SET_MIB unless
+// given) of the file.
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,8 +16,8 @@
 #include <sys/stat.h>
 
 int main(int argc, char **argv) {
-    if (argc != 6 && argc != 7) {
-        fprintf(stderr, "usage: bg SIZE_MIB SET_MIB TOUCH_MIB PERIOD_S SEED [FILE]\n");
+    if (argc != 6 && argc != 7 && argc != 9) {
+        fprintf(stderr, "usage: bg SIZE_MIB SET_MIB TOUCH_MIB PERIOD_S SEED [FILE [FILE_SHARE FILE_SET_MIB]]\n");
         return 2;
     }
     size_t pages = (size_t)atof(argv[1]) * 256, set = (size_t)atof(argv[2]) * 256, touch = (size_t)atof(argv[3]) * 256;
@@ -29,7 +30,9 @@ int main(int argc, char **argv) {
     volatile const char *fm = NULL;
     size_t fpages = 0;
     volatile char sink = 0;
-    if (argc == 7) {
+    double share = argc == 9 ? atof(argv[7]) : 1.0;
+    size_t fset = argc == 9 ? (size_t)(atof(argv[8]) * 256) : set;
+    if (argc >= 7) {
         int fd = open(argv[6], O_RDONLY);
         struct stat st;
         if (fd < 0 || fstat(fd, &st) != 0) return 1;
@@ -37,7 +40,10 @@ int main(int argc, char **argv) {
         fm = mmap(NULL, fpages * 4096, PROT_READ, MAP_SHARED, fd, 0);
         if (fm == MAP_FAILED) return 1;
         for (size_t p = 0; p < fpages; p++) sink += fm[p * 4096];
+        if (fset > fpages) fset = fpages;
+        if (fset == 0) fset = 1;
     }
+    size_t freads = (size_t)(touch * share + 0.5);
     for (;;) {
         x ^= x << 13; x ^= x >> 7; x ^= x << 17;
         double u = ((x >> 11) + 1) / 9007199254740993.0;
@@ -48,7 +54,10 @@ int main(int argc, char **argv) {
             x ^= x << 13; x ^= x >> 7; x ^= x << 17;
             size_t p = (x >> 8) % set * (pages / (set ? set : 1));
             h[p * 4096] += 1;
-            if (fpages) sink += fm[((x >> 20) % (set < fpages ? set : fpages)) * 4096];
+        }
+        for (size_t i = 0; fpages && i < freads; i++) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            sink += fm[((x >> 20) % fset) * 4096];
         }
     }
 }

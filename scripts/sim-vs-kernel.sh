@@ -10,8 +10,9 @@
 # and user pages cannot take the protections). zram's ratio and kswapd's CPU time per
 # reclaimed page are the ones the probe's run measured (floe charges that time as
 # compression, which it charges per swapped page); with FILES=1 so are the disk's 4 KiB
-# read latency and sequential bandwidth. Refaults, reclaim, direct reclaim, the loop's
-# own major faults (floe: its refaults) and slow frames are what the two are compared on.
+# read latency and sequential bandwidth. Refaults, reclaim, direct reclaim and slow
+# frames are what the two are compared on; the kernel's row also gives the loop's own
+# major faults (faults, each reading up to a cluster; floe counts pages, not faults).
 #
 # FILES=1 gives every process its own 100 MiB file mapped like code, read the way floe's
 # apps read theirs: a background wakeup reads a quarter as many file pages as it touches
@@ -89,9 +90,9 @@ DEV
   m=$("$floe" "${sim[@]}" --json)
   direct=$("$floe" "${sim[@]}" --timeline - |
     awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) c[$i] = i; next} $c["measured"] == "true" {s += $c["direct_reclaimed_pages"]} END {print s + 0}')
-  read -r fa ff fgf rec ksw slow < <(jq -r '.metrics | [.refaults_bg_anon + .refaults_fg_anon, .refaults_bg_file + .refaults_fg_file,
-    .refaults_fg_anon + .refaults_fg_file, .reclaimed_pages, .cpu_ms_kswapd, .interaction_alerts] | @tsv' <<<"$m")
-  row "$limit" floe "$fa" "$ff" "$fgf" "$rec" "$(awk -v d="$direct" -v r="$rec" 'BEGIN {printf "%.1f", (r ? 100 * d / r : 0)}')" \
+  read -r fa ff rec ksw slow < <(jq -r '.metrics | [.refaults_bg_anon + .refaults_fg_anon, .refaults_bg_file + .refaults_fg_file,
+    .reclaimed_pages, .cpu_ms_kswapd, .interaction_alerts] | @tsv' <<<"$m")
+  row "$limit" floe "$fa" "$ff" - "$rec" "$(awk -v d="$direct" -v r="$rec" 'BEGIN {printf "%.1f", (r ? 100 * d / r : 0)}')" \
     "$(awk -v k="$ksw" -v d="$direct" -v r="$rec" 'BEGIN {printf "%.1f", (r > d ? 1000 * k / (r - d) : 0)}')" "$slow"
   row "$limit" kernel "$(d workingset_refault_anon)" "$(d workingset_refault_file)" "$(grep -o 'own_major_faults [0-9]*' <<<"$out" | awk '{print $2}')" \
     "$((ksteal + dsteal))" "$(awk -v d="$dsteal" -v k="$ksteal" 'BEGIN {printf "%.1f", (k + d ? 100 * d / (k + d) : 0)}')" "$kus" \

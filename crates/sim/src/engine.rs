@@ -1405,7 +1405,10 @@ impl Sim {
                 self.asap_claimed(app, p);
             }
             Loc::Absent => {
-                // A file page not in the page cache: read its aligned cluster.
+                // A file page not in the page cache: read its aligned cluster. Every
+                // page the read brings in is added to the page cache as the kernel's
+                // add_to_page_cache_lru does: one that left a shadow entry is a refault,
+                // counted and activated by its own distance (workingset_refault).
                 let a = &self.apps[app as usize];
                 let file0 = a.base + a.anon;
                 let first = file0 + ((p - file0) / FILE_CLUSTER) * FILE_CLUSTER;
@@ -1414,7 +1417,11 @@ impl Sim {
                 for q in first..last {
                     if q != p && self.pages.loc(q) == Loc::Absent {
                         self.alloc(ctx);
-                        self.insert_faulted(q, false);
+                        let shadow = self.pages.has(q, F_SHADOW);
+                        self.insert_faulted(q, shadow);
+                        if shadow {
+                            self.count_refault(app, false);
+                        }
                         n += 1;
                     }
                 }
@@ -1448,11 +1455,17 @@ impl Sim {
         }
         self.insert_faulted(p, refault);
         if refault {
-            let fg = self.fg == Some(app);
-            self.c.refaults[fg as usize][(!anon) as usize] += 1;
-            if self.setup.events.refaults {
-                self.pending.push(Event::Refault { app: AppId(app), kind: if anon { PageKind::Anon } else { PageKind::File }, fg });
-            }
+            self.count_refault(app, anon);
+        }
+    }
+
+    /// Counts a refault of one of `app`'s pages (foreground or background by whether
+    /// `app` is in the foreground now) and tells a policy that listens for them.
+    pub(super) fn count_refault(&mut self, app: u16, anon: bool) {
+        let fg = self.fg == Some(app);
+        self.c.refaults[fg as usize][(!anon) as usize] += 1;
+        if self.setup.events.refaults {
+            self.pending.push(Event::Refault { app: AppId(app), kind: if anon { PageKind::Anon } else { PageKind::File }, fg });
         }
     }
 
@@ -1461,7 +1474,7 @@ impl Sim {
     /// and a swapped-in one alike (do_swap_page's activate_page); a file page starts
     /// inactive unless it is a refault whose distance is within the active file list
     /// (workingset_refault, 3.15-5.8).
-    fn insert_faulted(&mut self, p: u32, refault: bool) {
+    pub(super) fn insert_faulted(&mut self, p: u32, refault: bool) {
         let anon = self.pages.is_anon(p);
         let mut active = anon;
         if refault && !anon {

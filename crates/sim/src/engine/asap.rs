@@ -9,7 +9,7 @@
 use super::{Cont, Ctx, Ev, Sim};
 use crate::cpu;
 use crate::flash::{Op, MAX_REQUEST_BYTES};
-use crate::pages::{Loc, F_SHADOW};
+use crate::pages::{Loc, F_SHADOW, F_YOUNG};
 use floe_core::{Nanos, PrepageSetup};
 use floe_policies::asap::{extents_of, profile, AnonTables, FileTables, ANON_BATCH, METADATA_STRIDE, PROFILE_SWITCHES};
 use std::collections::{HashMap, VecDeque};
@@ -276,8 +276,14 @@ impl Sim {
                 continue;
             }
             self.alloc(&mut ctx);
-            self.pages.set_flag(p, F_SHADOW, false);
-            self.lru_add(p, Loc::InactiveFile);
+            // Into the page cache as any read puts it there: a refault if it left a
+            // shadow entry (counted, activated by its distance), not yet accessed.
+            let shadow = self.pages.has(p, F_SHADOW);
+            self.insert_faulted(p, shadow);
+            self.pages.set_flag(p, F_YOUNG, false);
+            if shadow {
+                self.count_refault(app, false);
+            }
             self.asap_note_prepaged(app, anon + f);
         }
         self.c.cpu_prepage_ns += ctx.cpu.0;

@@ -372,8 +372,8 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::{scan_fractions, Evict};
-    use crate::engine::{embedded_sim, AppState, Ctx, Ev, RunOptions, Sim};
-    use crate::pages::Loc;
+    use crate::engine::{embedded_sim, AppState, Ctx, Ev, RunOptions, Sim, FILE_CLUSTER};
+    use crate::pages::{Loc, F_SHADOW};
     use floe_core::Nanos;
 
     /// The P20's short-video scenario with six background apps, run until three cached
@@ -472,6 +472,51 @@ mod tests {
         assert_eq!(sim.pages.loc(p), Loc::ActiveAnon, "swapped in: active, however far");
         assert_eq!(sim.pages.loc(q), Loc::InactiveFile, "a distant file refault starts inactive");
         assert_eq!(sim.pages.loc(r), Loc::ActiveFile, "a near one is activated");
+    }
+
+    /// A file fault reads its page's aligned cluster, and every page of it that left a
+    /// shadow entry is a refault, counted and activated by its distance, as the kernel's
+    /// add_to_page_cache_lru does for read-around pages; one that never left the cache
+    /// is neither.
+    #[test]
+    fn every_page_a_file_fault_reads_back_is_a_refault_if_it_left_a_shadow() {
+        let mut sim = sim_with_frozen_apps();
+        let app = (0..sim.apps.len() as u16).find(|&a| sim.apps[a as usize].state == AppState::Frozen).unwrap();
+        sim.thaw(app);
+        let a = &sim.apps[app as usize];
+        let (base, anon, file) = (a.base, a.anon, a.file);
+        let file0 = base + anon;
+        // An aligned cluster all of whose pages are in the page cache.
+        let first = (0..file / FILE_CLUSTER)
+            .map(|c| file0 + c * FILE_CLUSTER)
+            .find(|&f| (f..f + FILE_CLUSTER).all(|p| sim.pages.loc(p).resident()))
+            .expect("a resident cluster");
+        let cluster: Vec<u32> = (first..first + FILE_CLUSTER).collect();
+        // Evict all but the last page, which stays cached and so is no refault.
+        let mut acc = Evict::default();
+        for &p in &cluster[..cluster.len() - 1] {
+            assert!(sim.evict_page(p, &mut acc));
+            assert!(sim.pages.has(p, F_SHADOW));
+        }
+        // Give the active file list a hundred other cached pages, so that distances of a
+        // handful of evictions lie within it.
+        let others: Vec<u32> = (file0..file0 + file).filter(|&p| !cluster.contains(&p) && sim.pages.loc(p).resident()).take(100).collect();
+        assert_eq!(others.len(), 100);
+        for &p in &others {
+            sim.pages.move_to(p, Loc::ActiveFile);
+        }
+        let refaults = |sim: &Sim| sim.c.refaults[0][1] + sim.c.refaults[1][1];
+        let before = refaults(&sim);
+        let mut ctx = Ctx { t: sim.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
+        sim.touch(app, cluster[2] - base, &mut ctx);
+        assert!(cluster.iter().all(|&p| sim.pages.loc(p).resident()), "the whole cluster is read");
+        assert_eq!(refaults(&sim) - before, FILE_CLUSTER as u64 - 1, "each evicted page of it is a refault");
+        assert_eq!(sim.c.refaults[0][1] - before, FILE_CLUSTER as u64 - 1, "in the background, as its app is cached");
+        // Their distances are a handful of evictions, within the active file list; the
+        // page that stayed cached keeps its place.
+        assert!(cluster[..cluster.len() - 1].iter().all(|&p| sim.pages.loc(p) == Loc::ActiveFile));
+        assert_eq!(sim.pages.loc(cluster[cluster.len() - 1]), Loc::InactiveFile);
+        assert!(cluster.iter().all(|&p| !sim.pages.has(p, F_SHADOW)));
     }
 
     /// A page reclaim writes to flash swap is not free until its write ends (the

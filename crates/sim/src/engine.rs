@@ -1405,10 +1405,8 @@ impl Sim {
                 self.asap_claimed(app, p);
             }
             Loc::Absent => {
-                // A file page not in the page cache: read its aligned cluster. Every
-                // page the read brings in is added to the page cache as the kernel's
-                // add_to_page_cache_lru does: one that left a shadow entry is a refault,
-                // counted and activated by its own distance (workingset_refault).
+                // A file page not in the page cache: read its aligned cluster; every
+                // page the read brings in enters the page cache on its own terms.
                 let a = &self.apps[app as usize];
                 let file0 = a.base + a.anon;
                 let first = file0 + ((p - file0) / FILE_CLUSTER) * FILE_CLUSTER;
@@ -1417,11 +1415,7 @@ impl Sim {
                 for q in first..last {
                     if q != p && self.pages.loc(q) == Loc::Absent {
                         self.alloc(ctx);
-                        let shadow = self.pages.has(q, F_SHADOW);
-                        self.insert_faulted(q, shadow);
-                        if shadow {
-                            self.count_refault(app, false);
-                        }
+                        self.add_to_page_cache(app, q);
                         n += 1;
                     }
                 }
@@ -1459,9 +1453,21 @@ impl Sim {
         }
     }
 
+    /// Adds file page `p` of `app`, just read in, to the page cache as the kernel's
+    /// add_to_page_cache_lru does: a page that left a shadow entry is a refault, counted
+    /// and activated by its own distance (workingset_refault); any other starts
+    /// inactive.
+    pub(super) fn add_to_page_cache(&mut self, app: u16, p: u32) {
+        let shadow = self.pages.has(p, F_SHADOW);
+        self.insert_faulted(p, shadow);
+        if shadow {
+            self.count_refault(app, false);
+        }
+    }
+
     /// Counts a refault of one of `app`'s pages (foreground or background by whether
     /// `app` is in the foreground now) and tells a policy that listens for them.
-    pub(super) fn count_refault(&mut self, app: u16, anon: bool) {
+    fn count_refault(&mut self, app: u16, anon: bool) {
         let fg = self.fg == Some(app);
         self.c.refaults[fg as usize][(!anon) as usize] += 1;
         if self.setup.events.refaults {
@@ -1474,7 +1480,7 @@ impl Sim {
     /// and a swapped-in one alike (do_swap_page's activate_page); a file page starts
     /// inactive unless it is a refault whose distance is within the active file list
     /// (workingset_refault, 3.15-5.8).
-    pub(super) fn insert_faulted(&mut self, p: u32, refault: bool) {
+    fn insert_faulted(&mut self, p: u32, refault: bool) {
         let anon = self.pages.is_anon(p);
         let mut active = anon;
         if refault && !anon {

@@ -276,14 +276,9 @@ impl Sim {
                 continue;
             }
             self.alloc(&mut ctx);
-            // Into the page cache as any read puts it there: a refault if it left a
-            // shadow entry (counted, activated by its distance), not yet accessed.
-            let shadow = self.pages.has(p, F_SHADOW);
-            self.insert_faulted(p, shadow);
+            // Into the page cache as any read puts it there, but not yet accessed.
+            self.add_to_page_cache(app, p);
             self.pages.set_flag(p, F_YOUNG, false);
-            if shadow {
-                self.count_refault(app, false);
-            }
             self.asap_note_prepaged(app, anon + f);
         }
         self.c.cpu_prepage_ns += ctx.cpu.0;

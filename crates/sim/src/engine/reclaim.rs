@@ -404,6 +404,15 @@ mod tests {
         sim
     }
 
+    /// `sim_with_frozen_apps` with its first frozen app thawed: a cached app whose
+    /// pages are partly resident.
+    fn sim_with_a_thawed_app() -> (Sim, u16) {
+        let mut sim = sim_with_frozen_apps();
+        let app = (0..sim.apps.len() as u16).find(|&a| sim.apps[a as usize].state == AppState::Frozen).unwrap();
+        sim.thaw(app);
+        (sim, app)
+    }
+
     /// Freeze-aware eviction takes from the list reclaim is scanning: a file scan takes
     /// the least recently used frozen app's file pages and leaves every anonymous page
     /// and every other app alone; an anonymous scan then takes that app's heap.
@@ -442,9 +451,7 @@ mod tests {
     /// evictions advance the nonresident age.
     #[test]
     fn refaults_follow_the_pre_5_9_kernel_rules() {
-        let mut sim = sim_with_frozen_apps();
-        let app = (0..sim.apps.len() as u16).find(|&a| sim.apps[a as usize].state == AppState::Frozen).unwrap();
-        sim.thaw(app);
+        let (mut sim, app) = sim_with_a_thawed_app();
         let a = &sim.apps[app as usize];
         let (base, anon, file) = (a.base, a.anon, a.file);
         let resident = |sim: &Sim, r: std::ops::Range<u32>| r.filter(|&p| sim.pages.loc(p).resident()).collect::<Vec<u32>>();
@@ -480,9 +487,7 @@ mod tests {
     /// is neither.
     #[test]
     fn every_page_a_file_fault_reads_back_is_a_refault_if_it_left_a_shadow() {
-        let mut sim = sim_with_frozen_apps();
-        let app = (0..sim.apps.len() as u16).find(|&a| sim.apps[a as usize].state == AppState::Frozen).unwrap();
-        sim.thaw(app);
+        let (mut sim, app) = sim_with_a_thawed_app();
         let a = &sim.apps[app as usize];
         let (base, anon, file) = (a.base, a.anon, a.file);
         let file0 = base + anon;

@@ -26,6 +26,9 @@
 # READ_AHEAD_KB (the disk's read_ahead_kb for the run, which sets the read-around of a
 # fault on a mapped file; restored afterwards); the run also prints the disk's 4 KiB
 # random-read latency and sequential bandwidth (O_DIRECT, on one of the files).
+# SWAP=file swaps to a 3 GiB swap file under /var/tmp instead of zram, with
+# vm.page-cluster 0 (no swap readahead) for the run, and prints the disk's read and
+# write speeds (O_DIRECT, on the swap file before mkswap); both restored or removed after.
 set -euo pipefail
 LIMIT=${1:-512}
 SECS=${2:-30}
@@ -40,14 +43,21 @@ DATA=$(mktemp -d /var/tmp/$TAG.XXXX)
 here=$(cd "$(dirname "$0")" && pwd)
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 2; }
 [ -d /sys/fs/cgroup/memory ] || { echo "needs the cgroup v1 memory hierarchy" >&2; exit 2; }
-grep -q zram0 /proc/swaps && { echo "/dev/zram0 is already a swap device; not touching it" >&2; exit 2; }
-[ "$(cat /sys/block/zram0/disksize)" = 0 ] || { echo "/dev/zram0 is in use (disksize set)" >&2; exit 2; }
+SWAP=${SWAP:-zram}
+case $SWAP in zram | file) ;; *) echo "SWAP must be zram or file, not $SWAP" >&2; exit 2 ;; esac
+if [ "$SWAP" = zram ]; then
+  grep -q zram0 /proc/swaps && { echo "/dev/zram0 is already a swap device; not touching it" >&2; exit 2; }
+  [ "$(cat /sys/block/zram0/disksize)" = 0 ] || { echo "/dev/zram0 is in use (disksize set)" >&2; exit 2; }
+else
+  [ "$(wc -l < /proc/swaps)" -le 1 ] || { echo "another swap device is active; the run would use it too" >&2; exit 2; }
+fi
 gcc -O2 -o "$BIN/fg" "$here/probe/fg.c"
 gcc -O2 -o "$BIN/bg" "$here/probe/bg.c" -lm
 gcc -O2 -o "$BIN/pin" "$here/probe/pin.c"
 gcc -O2 -o "$BIN/disk" "$here/probe/disk.c"
 ra_file=""
 ra_old=""
+cluster_old=$(cat /proc/sys/vm/page-cluster)
 
 pids=()
 cleanup() {
@@ -55,16 +65,30 @@ cleanup() {
   wait 2>/dev/null || true
   [ -d "$CG" ] && rmdir "$CG" 2>/dev/null || true
   [ -n "$ra_file" ] && echo "$ra_old" > "$ra_file"
-  swapoff /dev/zram0 2>/dev/null || true
-  echo 1 > /sys/block/zram0/reset 2>/dev/null || true
+  if [ "$SWAP" = zram ]; then
+    swapoff /dev/zram0 2>/dev/null || true
+    echo 1 > /sys/block/zram0/reset 2>/dev/null || true
+  else
+    swapoff "$DATA/swap" 2>/dev/null || true
+    echo "$cluster_old" > /proc/sys/vm/page-cluster
+  fi
   rm -rf "$BIN" "$DATA"
 }
 trap cleanup EXIT
 
-grep -qw lz4 /sys/block/zram0/comp_algorithm && echo lz4 > /sys/block/zram0/comp_algorithm
-echo 4G > /sys/block/zram0/disksize
-mkswap /dev/zram0 >/dev/null
-swapon /dev/zram0
+if [ "$SWAP" = zram ]; then
+  grep -qw lz4 /sys/block/zram0/comp_algorithm && echo lz4 > /sys/block/zram0/comp_algorithm
+  echo 4G > /sys/block/zram0/disksize
+  mkswap /dev/zram0 >/dev/null
+  swapon /dev/zram0
+else
+  dd if=/dev/zero of="$DATA/swap" bs=1M count=3072 status=none
+  chmod 600 "$DATA/swap"
+  echo "disk: $("$BIN/disk" "$DATA/swap" 2000 w)"
+  mkswap "$DATA/swap" >/dev/null
+  echo 0 > /proc/sys/vm/page-cluster
+  swapon "$DATA/swap"
+fi
 if [ "$MODE" = cgroup ]; then
   mkdir "$CG"
   echo $((LIMIT * 1024 * 1024)) > "$CG/memory.limit_in_bytes"
@@ -128,7 +152,7 @@ for n in $NS; do
   echo "  counters before: $before"
   echo "  counters after:  $after"
   # What zram holds at the end: mm_stat's orig_data_size and compr_data_size, bytes.
-  echo "  zram: $(awk '{printf "orig_bytes=%s compr_bytes=%s", $1, $2}' /sys/block/zram0/mm_stat)"
+  [ "$SWAP" = zram ] && echo "  zram: $(awk '{printf "orig_bytes=%s compr_bytes=%s", $1, $2}' /sys/block/zram0/mm_stat)"
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   pids=()

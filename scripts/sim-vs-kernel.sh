@@ -112,6 +112,7 @@ DEV
   row "$limit" kernel "$(d workingset_refault_anon)" "$(d workingset_refault_file)" "$(grep -o 'own_major_faults [0-9]*' <<<"$out" | awk '{print $2}')" \
     "$((ksteal + dsteal))" "$(awk -v d="$dsteal" -v k="$ksteal" 'BEGIN {printf "%.1f", (k + d ? 100 * d / (k + d) : 0)}')" "$kus" \
     "$(grep -o 'over_16.6ms [0-9]*' <<<"$out" | awk '{print $2}')"
+  [ "$wdisk" = "$disk" ] && wdisk=""
   echo "       (this run: zram ratio $ratio${disk:+, ${disk#*: }}${wdisk:+, ${wdisk#*: }})"
   sleep 20  # the machine swaps its other processes back in after a global run
 done

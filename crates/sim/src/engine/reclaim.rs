@@ -82,7 +82,7 @@ impl Sim {
             self.lmk();
         }
         if self.free() <= self.wmark[0] {
-            let (got, cost, io) = self.shrink(RECLAIM_BATCH, ctx.t);
+            let (got, cost, io) = self.shrink(RECLAIM_BATCH, ctx.t, true);
             self.c.direct_reclaimed += got as u64;
             ctx.cpu += cost.0;
             ctx.compress += cost.1;
@@ -122,7 +122,7 @@ impl Sim {
             return;
         }
         self.kswapd_active = true;
-        let (got, cost, io) = self.shrink(RECLAIM_BATCH, self.now);
+        let (got, cost, io) = self.shrink(RECLAIM_BATCH, self.now, false);
         if got == 0 {
             self.kswapd_active = false;
             return;
@@ -135,8 +135,13 @@ impl Sim {
     }
 
     /// Reclaims up to `nr` pages from the LRU tails. Returns (pages freed, (CPU cost,
-    /// of which compression), when its flash writes are done).
-    pub(super) fn shrink(&mut self, nr: u32, t: Nanos) -> (u32, (Nanos, Nanos), Nanos) {
+    /// of which compression), when its flash writes are done). Pages it writes to
+    /// flash stay under writeback until their writes end, unless the caller `waits`
+    /// for them: a direct reclaimer whose pages are under writeback sleeps until they
+    /// are written (4.x: wait_iff_congested / congestion_wait in its reclaim loop) and
+    /// frees them when it retries, so it resumes at the returned time with them free,
+    /// instead of reclaiming again for every page it then allocates.
+    pub(super) fn shrink(&mut self, nr: u32, t: Nanos, waits: bool) -> (u32, (Nanos, Nanos), Nanos) {
         let mut acc = Evict::default();
         // Freeze-aware eviction (Ice+): the frozen apps, least recently used first.
         let frozen = if self.setup.reclaim == ReclaimOrder::FrozenFirst { self.frozen_by_age() } else { Vec::new() };
@@ -254,7 +259,7 @@ impl Sim {
         if acc.flash_writes > 0 {
             // Under zswap the written pages are the pool entries written back, each
             // decompressed into a page for the write.
-            io_done = self.write_back(t, acc.flash_writes);
+            io_done = if waits { self.flash.submit(t, Op::Write, acc.flash_writes * 4096) } else { self.write_back(t, acc.flash_writes) };
         }
         self.c.reclaimed += acc.got as u64;
         self.c.scanned += acc.scanned;
@@ -371,7 +376,7 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use super::{scan_fractions, Evict};
+    use super::{scan_fractions, Evict, RECLAIM_BATCH};
     use crate::engine::{embedded_sim, AppState, Ctx, Ev, RunOptions, Sim, FILE_CLUSTER};
     use crate::pages::{Loc, F_SHADOW};
     use floe_core::Nanos;
@@ -536,7 +541,7 @@ mod tests {
             t += Nanos::from_secs_f64(10.0);
         }
         let (free, held, flash) = (sim.free(), sim.writeback, sim.flash_used);
-        let (got, _, io) = sim.shrink(4096, sim.now);
+        let (got, _, io) = sim.shrink(4096, sim.now, false);
         let written = sim.flash_used - flash;
         assert!(written > 0 && got as i64 >= written, "{got} reclaimed, {written} written");
         assert!(io > sim.now);
@@ -545,6 +550,36 @@ mod tests {
         sim.handle(Ev::WritebackDone { n: written as u32 });
         assert_eq!(sim.writeback, held);
         assert_eq!(sim.free() - free, got as i64);
+    }
+
+    /// A direct reclaimer that writes pages to flash waits for those writes and has the
+    /// pages free when it resumes: it reclaims about as much as it allocates, leaves
+    /// nothing of its own under writeback, and its clock moves past the writes. (Until
+    /// the fifteenth session it found them still under writeback at each allocation
+    /// and reclaimed a batch per page.)
+    #[test]
+    fn a_direct_reclaimer_waits_for_its_writes_and_resumes_with_them_free() {
+        let mut sim = embedded_sim("hikey970", "seal-30apps", "swap-all", &RunOptions { seed: 1, ..Default::default() });
+        let mut t = Nanos::from_secs_f64(30.0);
+        while sim.flash_used == 0 {
+            assert!(sim.run_until(t), "the run ended before it swapped");
+            t += Nanos::from_secs_f64(10.0);
+        }
+        // Free memory at the min watermark, as if allocations had just taken it there.
+        sim.usable -= sim.free() - sim.wmark[0];
+        let (reclaimed, held, written, now) = (sim.c.reclaimed, sim.writeback, sim.flash_used, sim.now);
+        let mut ctx = Ctx { t: now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
+        for _ in 0..64 {
+            sim.alloc(&mut ctx);
+            // The page allocated.
+            sim.usable -= 1;
+        }
+        let taken = sim.c.reclaimed - reclaimed;
+        assert!(taken > 0 && taken <= 64 + RECLAIM_BATCH as u64, "{taken} pages reclaimed for 64 allocated");
+        assert!(sim.flash_used > written, "some of them were written to flash");
+        assert_eq!(sim.writeback, held, "none of its writes is left pending");
+        assert!(ctx.t > now, "it waited for them");
+        assert!(sim.free() >= sim.wmark[0] - 64, "free memory stayed near the min watermark");
     }
 
     #[test]

@@ -529,17 +529,23 @@ mod tests {
         assert!(cluster.iter().all(|&p| !sim.pages.has(p, F_SHADOW)));
     }
 
-    /// A page reclaim writes to flash swap is not free until its write ends (the
-    /// kernel's PageWriteback): until then it still takes memory, so the LMK can act
-    /// while swap-out lags behind.
-    #[test]
-    fn pages_written_to_flash_take_memory_until_their_writes_end() {
+    /// SEAL's 30 apps under `swap-all`, run until something is on flash swap.
+    fn swapping_to_flash() -> Sim {
         let mut sim = embedded_sim("hikey970", "seal-30apps", "swap-all", &RunOptions { seed: 1, ..Default::default() });
         let mut t = Nanos::from_secs_f64(30.0);
         while sim.flash_used == 0 {
             assert!(sim.run_until(t), "the run ended before it swapped");
             t += Nanos::from_secs_f64(10.0);
         }
+        sim
+    }
+
+    /// A page reclaim writes to flash swap is not free until its write ends (the
+    /// kernel's PageWriteback): until then it still takes memory, so the LMK can act
+    /// while swap-out lags behind.
+    #[test]
+    fn pages_written_to_flash_take_memory_until_their_writes_end() {
+        let mut sim = swapping_to_flash();
         let (free, held, flash) = (sim.free(), sim.writeback, sim.flash_used);
         let (got, _, io) = sim.shrink(4096, sim.now, false);
         let written = sim.flash_used - flash;
@@ -559,12 +565,7 @@ mod tests {
     /// and reclaimed a batch per page.)
     #[test]
     fn a_direct_reclaimer_waits_for_its_writes_and_resumes_with_them_free() {
-        let mut sim = embedded_sim("hikey970", "seal-30apps", "swap-all", &RunOptions { seed: 1, ..Default::default() });
-        let mut t = Nanos::from_secs_f64(30.0);
-        while sim.flash_used == 0 {
-            assert!(sim.run_until(t), "the run ended before it swapped");
-            t += Nanos::from_secs_f64(10.0);
-        }
+        let mut sim = swapping_to_flash();
         // Free memory at the min watermark, as if allocations had just taken it there.
         sim.usable -= sim.free() - sim.wmark[0];
         let (reclaimed, held, written, now) = (sim.c.reclaimed, sim.writeback, sim.flash_used, sim.now);

@@ -102,9 +102,9 @@ swap_mib = 3072.0  # src: the probe's swap file with SWAP=file (unused with zram
 cores = $cores  # src: nproc
 DEV
   sim=(sim --device "$work/device.toml" --apps "$apps" --workload "$work/workload.toml" --policy "$policy")
-  m=$("$floe" "${sim[@]}" --json)
-  direct=$("$floe" "${sim[@]}" --timeline - |
-    awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) c[$i] = i; next} $c["measured"] == "true" {s += $c["direct_reclaimed_pages"]} END {print s + 0}')
+  # One run: its metrics, and its timeline for the pages taken by direct reclaim.
+  m=$("$floe" "${sim[@]}" --json --timeline "$work/timeline.csv")
+  direct=$(awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) c[$i] = i; next} $c["measured"] == "true" {s += $c["direct_reclaimed_pages"]} END {print s + 0}' "$work/timeline.csv")
   read -r fa ff rec ksw slow < <(jq -r '.metrics | [.refaults_bg_anon + .refaults_fg_anon, .refaults_bg_file + .refaults_fg_file,
     .reclaimed_pages, .cpu_ms_kswapd, .interaction_alerts] | @tsv' <<<"$m")
   row "$limit" floe "$fa" "$ff" - "$rec" "$(awk -v d="$direct" -v r="$rec" 'BEGIN {printf "%.1f", (r ? 100 * d / r : 0)}')" \

@@ -51,6 +51,10 @@ pub enum Event {
     Refault { app: AppId, kind: PageKind, fg: bool },
     /// Free memory crossed below a watermark; `free` is what is left.
     Pressure { free: Pages, low: Pages, min: Pages },
+    /// kswapd ran a reclaim pass below the low watermark and freed nothing: what is
+    /// left on the LRU is in use, locked, or cannot be swapped. `free` is what is left.
+    /// Sent with the pressure events.
+    ReclaimFailed { free: Pages },
     /// The foreground changed from `from` to `to` (None: the home screen).
     AppSwitch { from: Option<AppId>, to: Option<AppId> },
     /// The user asked for `app`; it is about to be launched. A policy may still act

@@ -87,6 +87,7 @@ pub enum ReclaimOrder {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EventMask {
     pub refaults: bool,
+    /// [`crate::Event::Pressure`] and [`crate::Event::ReclaimFailed`].
     pub pressure: bool,
     pub launches: bool,
     pub lifecycle: bool,

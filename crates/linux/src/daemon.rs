@@ -433,6 +433,9 @@ pub struct Daemon {
     busy_until: Instant,
     /// min_free_kbytes, read once.
     min_free_kb: u64,
+    /// kswapd's pages scanned and reclaimed at the last sample ([`kswapd_scan_steal`]),
+    /// read for policies that listen for pressure.
+    kswapd_vm: (u64, u64),
     scanner: ProcScanner,
     timeline: Option<Timeline>,
 }
@@ -494,6 +497,19 @@ pub fn pages_stolen(vmstat: &BTreeMap<String, u64>) -> (u64, u64) {
         _ => sum("pgsteal_kswapd") + direct + sum("pgsteal_khugepaged"),
     };
     (all, direct)
+}
+
+/// kswapd's pages scanned and reclaimed since boot, from /proc/vmstat: pgscan_kswapd*
+/// and pgsteal_kswapd* (one counter per zone before 4.8).
+pub fn kswapd_scan_steal(vmstat: &BTreeMap<String, u64>) -> (u64, u64) {
+    let sum = |pre: &str| vmstat.iter().filter(|(k, _)| k.starts_with(pre)).map(|(_, v)| v).sum::<u64>();
+    (sum("pgscan_kswapd"), sum("pgsteal_kswapd"))
+}
+
+/// Whether kswapd failed to free pages between two readings of
+/// [`kswapd_scan_steal`]: it scanned and reclaimed nothing.
+pub fn kswapd_failed(before: (u64, u64), after: (u64, u64)) -> bool {
+    after.0 > before.0 && after.1 == before.1
 }
 
 fn read_stolen() -> (u64, u64) {
@@ -592,6 +608,7 @@ impl Daemon {
             scanner: ProcScanner::default(),
             timeline: None,
             min_free_kb: read("/proc/sys/vm/min_free_kbytes").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0),
+            kswapd_vm: (0, 0),
         };
         d.sample(true);
         d.pending.clear();
@@ -786,6 +803,17 @@ impl Daemon {
             }
         }
         self.refresh_meminfo();
+        if self.setup.events.pressure {
+            // kswapd scanned and freed nothing since the last sample while free memory
+            // is below the low watermark: a failed pass (machine-wide; under a memory
+            // budget the budget's own reclaim is not kswapd's and is not reported).
+            let now = read("/proc/vmstat").map(|t| kswapd_scan_steal(&parse_flat(&t))).unwrap_or(self.kswapd_vm);
+            if kswapd_failed(self.kswapd_vm, now) && self.meminfo.free < self.meminfo.wmark_low {
+                self.log(&format!("kswapd: scanned {} pages and freed none", now.0 - self.kswapd_vm.0));
+                self.pending.push(Event::ReclaimFailed { free: self.meminfo.free });
+            }
+            self.kswapd_vm = now;
+        }
         if let Ok((busy, total)) = read("/proc/stat").and_then(|t| parse_cpu_line("/proc/stat", &t)) {
             let (b0, t0) = self.cpu_sample;
             if total > t0 {
@@ -1538,6 +1566,23 @@ mod tests {
         // And on this machine's kernel, whose /proc/vmstat has them.
         let here = pages_stolen(&parse_flat(&std::fs::read_to_string("/proc/vmstat").unwrap()));
         assert!(here.0 >= here.1);
+    }
+
+    #[test]
+    fn a_kswapd_that_scans_and_frees_nothing_has_failed() {
+        // 4.8+: one counter each; before 4.8 one per zone.
+        let new = parse_flat("pgscan_kswapd 500\npgsteal_kswapd 120\npgscan_direct 9\npgsteal_direct 4\n");
+        assert_eq!(kswapd_scan_steal(&new), (500, 120));
+        let old = parse_flat("pgscan_kswapd_dma 5\npgscan_kswapd_normal 70\npgsteal_kswapd_normal 30\npgsteal_direct_normal 2\n");
+        assert_eq!(kswapd_scan_steal(&old), (75, 30));
+        assert!(kswapd_failed((500, 120), (900, 120)), "scanned 400, freed none");
+        assert!(!kswapd_failed((500, 120), (900, 121)), "freed one");
+        assert!(!kswapd_failed((500, 120), (500, 120)), "did not run");
+        // This kernel's /proc/vmstat has kswapd's counters, and it never reclaimed more
+        // than it scanned.
+        let here = kswapd_scan_steal(&parse_flat(&std::fs::read_to_string("/proc/vmstat").unwrap()));
+        assert!(here.0 >= here.1, "{here:?}");
+        assert!(std::fs::read_to_string("/proc/vmstat").unwrap().lines().any(|l| l.starts_with("pgscan_kswapd")));
     }
 
     #[test]

@@ -19,8 +19,11 @@
 //! - kswapd: the backend's stock LRU reclaim, which skips unswappable pages.
 //! - If more apps are involved in swap than `swap_max`, the lowest-priority swap-target
 //!   is moved to the kill-target list: it becomes unswappable and killable.
-//! - OOM: when reclaim frees nothing, the backend's stock OOM killer acts; the paper
-//!   leaves the kernel's OOM killer unmodified.
+//! - OOM: "if kswapd fails to free pages", the lowest-priority app in the system dies:
+//!   when the backend reports a kswapd pass that freed nothing
+//!   ([`Event::ReclaimFailed`]), the lowest Table 1 class, the least recently used
+//!   within it, kill-target or swap-target, never the foreground. (An allocation that
+//!   finds nothing at all to reclaim still meets the backend's own OOM killer.)
 //!
 //! The foreground app is never killed by this policy and never demoted.
 
@@ -137,6 +140,17 @@ impl Selective {
             .map(|i| i.id)
     }
 
+    /// Algorithm 1's OOM victim: the lowest-priority app in the system (Table 1's
+    /// class), the least recently used within a class, whether it is a kill-target or
+    /// a swap-target; never the foreground or an app marked unkillable.
+    pub fn oom_victim(&self, view: &dyn SystemView) -> Option<AppId> {
+        Self::background(view)
+            .into_iter()
+            .filter(|i| !i.unkillable)
+            .max_by_key(|i| (i.priority_class, std::cmp::Reverse(i.last_used), std::cmp::Reverse(i.id)))
+            .map(|i| i.id)
+    }
+
     /// How many alive swap-targets have pages in swap (Algorithm 1's "apps involved in
     /// swap"), the foreground included.
     pub fn apps_in_swap(&self, view: &dyn SystemView) -> usize {
@@ -171,7 +185,13 @@ impl Selective {
 
     /// Algorithm 1's LMK step: one kill-target dies, in one [`Action::Kill`].
     fn low_memory(&mut self, min_adj: i32, view: &dyn SystemView, out: &mut Vec<Action>) {
-        let Some(victim) = self.lmk_victim(min_adj, view) else { return };
+        let victim = self.lmk_victim(min_adj, view);
+        self.kill_once(victim, view, out);
+    }
+
+    /// Kills `victim` unless the same kill was already asked for at this instant.
+    fn kill_once(&mut self, victim: Option<AppId>, view: &dyn SystemView, out: &mut Vec<Action>) {
+        let Some(victim) = victim else { return };
         let now = view.now();
         if self.last_kill == Some((now, victim)) {
             return;
@@ -224,6 +244,10 @@ impl Policy for Selective {
                 self.demoted.remove(&app);
             }
             Event::LowMemory { min_adj, .. } => self.low_memory(min_adj, view, out),
+            Event::ReclaimFailed { .. } => {
+                let victim = self.oom_victim(view);
+                self.kill_once(victim, view, out);
+            }
             _ => {}
         }
         self.limit_swap(view, out);
@@ -380,6 +404,37 @@ mod tests {
         let mut out = Vec::new();
         sel.on_event(&Event::LowMemory { min_adj: 950, free: Pages(0) }, &view, &mut out);
         assert!(out.is_empty(), "no kill-target at or above adj 950: {out:?}");
+    }
+
+    /// Algorithm 1's OOM step: when kswapd fails to free pages, the lowest-priority app
+    /// in the system dies, swap-targets included, the least recently used within the
+    /// lowest class; never the foreground (here the oldest and of the lowest class).
+    #[test]
+    fn a_failed_kswapd_pass_kills_the_lowest_priority_app_least_recently_used() {
+        let mut sel = Selective::swap_first();
+        let mut view = new_view();
+        let mut order = Vec::new();
+        for step in 0..8 {
+            view.now = Nanos::from_secs(60 + step);
+            let mut out = Vec::new();
+            sel.on_event(&Event::ReclaimFailed { free: Pages(0) }, &view, &mut out);
+            match out.as_slice() {
+                [Action::Kill(set)] => {
+                    assert_eq!(set.len(), 1, "one app per failed pass");
+                    order.push(set[0].0);
+                    view.kill(set[0].0);
+                }
+                [] => break,
+                other => panic!("unexpected actions {other:?}"),
+            }
+        }
+        // Low: swap-target 4 (5 s) before kill-target 2 (30 s); then medium: 5 (1 s)
+        // before 3 (20 s); then high: 1. The foreground (0) is left.
+        assert_eq!(order, vec![4, 2, 5, 3, 1]);
+
+        let mut view = new_view();
+        view.get(4).unkillable = true;
+        assert_eq!(sel.oom_victim(&view), Some(AppId(2)), "unkillable apps are skipped");
     }
 
     #[test]

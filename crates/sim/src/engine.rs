@@ -1541,7 +1541,7 @@ impl Sim {
         match ev {
             Event::Tick => true,
             Event::Refault { .. } => m.refaults,
-            Event::Pressure { .. } => m.pressure,
+            Event::Pressure { .. } | Event::ReclaimFailed { .. } => m.pressure,
             Event::LowMemory { .. } => true,
             Event::AppSwitch { .. } | Event::LaunchStarted { .. } | Event::LaunchDone { .. } => m.launches,
             Event::AppStarted { .. } | Event::AppDied { .. } => m.lifecycle,

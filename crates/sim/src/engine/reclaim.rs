@@ -125,6 +125,12 @@ impl Sim {
         let (got, cost, io) = self.shrink(RECLAIM_BATCH, self.now, false);
         if got == 0 {
             self.kswapd_active = false;
+            if self.setup.events.pressure {
+                // A pass that frees nothing: a policy may answer it with a kill (Selective's
+                // Algorithm 1 does), taking effect before kswapd is woken again.
+                self.pending.push(Event::ReclaimFailed { free: Pages(self.free().max(0) as u64) });
+                self.flush_policy();
+            }
             return;
         }
         // Pages written to flash swap are not really free until their writeback ends:
@@ -378,8 +384,8 @@ impl Sim {
 mod tests {
     use super::{scan_fractions, Evict, RECLAIM_BATCH};
     use crate::engine::{embedded_sim, AppState, Ctx, Ev, RunOptions, Sim, FILE_CLUSTER};
-    use crate::pages::{Loc, F_SHADOW};
-    use floe_core::Nanos;
+    use crate::pages::{Loc, F_LOCKED, F_SHADOW};
+    use floe_core::{AppId, Nanos, SystemView};
 
     /// The P20's short-video scenario with six background apps, run until three cached
     /// apps hold file and anonymous pages; then the two least recently used are frozen.
@@ -581,6 +587,51 @@ mod tests {
         assert_eq!(sim.writeback, held, "none of its writes is left pending");
         assert!(ctx.t > now, "it waited for them");
         assert!(sim.free() >= sim.wmark[0] - 64, "free memory stayed near the min watermark");
+    }
+
+    /// Selective's nine first apps of scenario B1 on the Nexus 5 under `policy`, with
+    /// every resident page locked and free memory just under kswapd's low watermark,
+    /// so that a kswapd pass scans everything and frees nothing.
+    fn nothing_reclaimable(policy: &str) -> Sim {
+        let mut sim = embedded_sim("nexus5", "selective-b1", policy, &RunOptions { seed: 1, ..Default::default() });
+        assert!(sim.run_until(Nanos::from_secs_f64(280.0)));
+        for p in 0..sim.pages.len() as u32 {
+            if sim.pages.loc(p).resident() {
+                sim.pages.set_flag(p, F_LOCKED, true);
+            }
+        }
+        sim.usable -= sim.free() - (sim.wmark[1] - 1);
+        sim
+    }
+
+    /// A kswapd pass that frees nothing is reported to a policy that listens for
+    /// pressure ([`floe_core::Event::ReclaimFailed`]), and the kill Selective answers
+    /// with (Algorithm 1's OOM step) lands before kswapd sleeps: the background app of
+    /// the lowest Table 1 class that was used longest ago dies. A policy that does not
+    /// listen is not told, and nothing dies.
+    #[test]
+    fn a_kswapd_pass_that_frees_nothing_is_reported_and_selective_kills() {
+        let mut sim = nothing_reclaimable("selective-swap-first");
+        let alive = |sim: &Sim| (0..sim.apps.len()).filter(|&i| sim.apps[i].state != AppState::Dead).count();
+        let expected = (0..sim.apps.len() as u16)
+            .filter_map(|i| SystemView::app(&sim, AppId(i)))
+            .filter(|a| a.state == AppState::Cached)
+            .max_by_key(|a| (a.priority_class, std::cmp::Reverse(a.last_used)))
+            .expect("cached apps")
+            .id;
+        let (kills, before) = (sim.c.kills, alive(&sim));
+        assert!(before >= 5, "{before} apps alive");
+        sim.kswapd_batch();
+        assert!(!sim.kswapd_active, "kswapd sleeps after a pass that freed nothing");
+        assert_eq!(sim.c.kills, kills + 1);
+        assert_eq!(alive(&sim), before - 1);
+        assert_eq!(sim.apps[expected.0 as usize].state, AppState::Dead, "the lowest class, least recently used");
+
+        let mut sim = nothing_reclaimable("swap-all");
+        let kills = sim.c.kills;
+        sim.kswapd_batch();
+        assert!(!sim.kswapd_active);
+        assert_eq!(sim.c.kills, kills, "swap-all does not listen for pressure");
     }
 
     #[test]

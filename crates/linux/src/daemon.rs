@@ -436,6 +436,8 @@ pub struct Daemon {
     /// kswapd's pages scanned and reclaimed at the last sample ([`kswapd_scan_steal`]),
     /// read for policies that listen for pressure.
     kswapd_vm: (u64, u64),
+    /// Whether the last sample found kswapd failing (logged on change).
+    kswapd_failing: bool,
     scanner: ProcScanner,
     timeline: Option<Timeline>,
 }
@@ -609,6 +611,7 @@ impl Daemon {
             timeline: None,
             min_free_kb: read("/proc/sys/vm/min_free_kbytes").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0),
             kswapd_vm: (0, 0),
+            kswapd_failing: false,
         };
         d.sample(true);
         d.pending.clear();
@@ -808,9 +811,18 @@ impl Daemon {
             // is below the low watermark: a failed pass (machine-wide; under a memory
             // budget the budget's own reclaim is not kswapd's and is not reported).
             let now = read("/proc/vmstat").map(|t| kswapd_scan_steal(&parse_flat(&t))).unwrap_or(self.kswapd_vm);
-            if kswapd_failed(self.kswapd_vm, now) && self.meminfo.free < self.meminfo.wmark_low {
-                self.log(&format!("kswapd: scanned {} pages and freed none", now.0 - self.kswapd_vm.0));
+            let failed = kswapd_failed(self.kswapd_vm, now) && self.meminfo.free < self.meminfo.wmark_low;
+            if failed {
                 self.pending.push(Event::ReclaimFailed { free: self.meminfo.free });
+            }
+            // Logged when it starts and when it ends, not at every sample.
+            if failed != self.kswapd_failing {
+                self.kswapd_failing = failed;
+                if failed {
+                    self.log(&format!("kswapd: scanned {} pages and freed none", now.0 - self.kswapd_vm.0));
+                } else {
+                    self.log("kswapd: no longer failing");
+                }
             }
             self.kswapd_vm = now;
         }

@@ -326,6 +326,28 @@ mod tests {
         Event::LowMemory { min_adj: 1, free: Pages(100) }
     }
 
+    /// Sends `ev` to `sel` once a second over [`new_view`] until it asks for no kill,
+    /// carrying out each kill (one app each time); returns the apps in the order they died.
+    fn kill_order(sel: &mut Selective, ev: &Event) -> Vec<u16> {
+        let mut view = new_view();
+        let mut order = Vec::new();
+        for step in 0..8 {
+            view.now = Nanos::from_secs(60 + step);
+            let mut out = Vec::new();
+            sel.on_event(ev, &view, &mut out);
+            match out.as_slice() {
+                [Action::Kill(set)] => {
+                    assert_eq!(set.len(), 1, "one app per event");
+                    order.push(set[0].0);
+                    view.kill(set[0].0);
+                }
+                [] => break,
+                other => panic!("unexpected actions {other:?}"),
+            }
+        }
+        order
+    }
+
     #[test]
     fn thresholds_of_both_variants_follow_table_3() {
         let kf = Selective::kill_first();
@@ -370,23 +392,7 @@ mod tests {
 
     #[test]
     fn lmk_kills_kill_targets_least_recently_used_first_and_never_swap_targets() {
-        let mut sel = Selective::kill_first();
-        let mut view = new_view();
-        let mut order = Vec::new();
-        for step in 0..6 {
-            view.now = Nanos::from_secs(60 + step);
-            let mut out = Vec::new();
-            sel.on_event(&low_memory(), &view, &mut out);
-            match out.as_slice() {
-                [Action::Kill(set)] => {
-                    assert_eq!(set.len(), 1, "one app per pass");
-                    order.push(set[0].0);
-                    view.kill(set[0].0);
-                }
-                [] => break,
-                other => panic!("unexpected actions {other:?}"),
-            }
-        }
+        let order = kill_order(&mut Selective::kill_first(), &low_memory());
         // Oldest kill-target first (10 s, 20 s, 30 s) whatever its class; the
         // foreground and the swap-targets (4 and 5, older still) are never chosen.
         assert_eq!(order, vec![1, 3, 2]);
@@ -412,22 +418,7 @@ mod tests {
     #[test]
     fn a_failed_kswapd_pass_kills_the_lowest_priority_app_least_recently_used() {
         let mut sel = Selective::swap_first();
-        let mut view = new_view();
-        let mut order = Vec::new();
-        for step in 0..8 {
-            view.now = Nanos::from_secs(60 + step);
-            let mut out = Vec::new();
-            sel.on_event(&Event::ReclaimFailed { free: Pages(0) }, &view, &mut out);
-            match out.as_slice() {
-                [Action::Kill(set)] => {
-                    assert_eq!(set.len(), 1, "one app per failed pass");
-                    order.push(set[0].0);
-                    view.kill(set[0].0);
-                }
-                [] => break,
-                other => panic!("unexpected actions {other:?}"),
-            }
-        }
+        let order = kill_order(&mut sel, &Event::ReclaimFailed { free: Pages(0) });
         // Low: swap-target 4 (5 s) before kill-target 2 (30 s); then medium: 5 (1 s)
         // before 3 (20 s); then high: 1. The foreground (0) is left.
         assert_eq!(order, vec![4, 2, 5, 3, 1]);

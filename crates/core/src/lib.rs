@@ -13,8 +13,8 @@ pub mod units;
 pub use event::{Action, CpuClass, Event, LaunchKind, PageKind, SwapTier};
 pub use metrics::{ExperimentRecord, KillCauses, LaunchLog, Metrics, Param, RunRecord};
 pub use policy::{
-    AppInfo, AppState, CpuMode, EventMask, LmkMode, MemInfo, Policy, PrepageSetup, PriorityClass, ReclaimOrder, SealSetup, Setup,
-    SwapSetup, SystemView,
+    cached_oom_adj, AppInfo, AppState, CpuMode, EventMask, LmkMode, MemInfo, Policy, PrepageSetup, PriorityClass, ReclaimOrder, SealSetup,
+    Setup, SwapSetup, SystemView,
 };
 pub use timeline::Sample;
 pub use units::{AppId, Nanos, Pages, PAGE_SIZE};

@@ -164,6 +164,14 @@ pub enum AppState {
     Frozen,
 }
 
+/// Android's oom_adj for a cached app by its recency, `rank` 0 being the most recently
+/// used cached app: 900, 910, ... up to 999 (CACHED_APP_MIN_ADJ up, one level each, as
+/// Android 10's OomAdjuster gives fewer than 20 cached activity processes; see
+/// docs/MODEL-NOTES.md for Android 9's shared levels and the previous app's 700).
+pub fn cached_oom_adj(rank: usize) -> i32 {
+    (900 + 10 * rank.min(10) as i32).min(999)
+}
+
 /// A snapshot of one app.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppInfo {
@@ -239,5 +247,17 @@ pub trait Policy {
     /// Restores what [`Policy::export_state`] produced.
     fn import_state(&mut self, _state: &str, _view: &dyn SystemView) -> Result<(), String> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cached_apps_take_900_up_to_999_by_recency() {
+        let adj: Vec<i32> = (0..12).map(cached_oom_adj).collect();
+        assert_eq!(adj, vec![900, 910, 920, 930, 940, 950, 960, 970, 980, 990, 999, 999]);
+        assert_eq!(cached_oom_adj(usize::MAX), 999);
     }
 }

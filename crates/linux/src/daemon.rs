@@ -1441,6 +1441,21 @@ pub fn lmk_level(levels: &[(i32, Pages)], free: Pages) -> Option<i32> {
     levels.iter().find(|&&(_, mf)| free < mf).map(|&(adj, _)| adj)
 }
 
+/// Android's oom_adj of app `i` among `apps` (alive, perceptible, last used) with `fg`
+/// in the foreground, as the simulator gives it: foreground 0, perceptible 200, the
+/// cached apps 900 and up by their recency among themselves.
+fn android_adj(apps: &[(bool, bool, Nanos)], fg: Option<usize>, i: usize) -> i32 {
+    let (_, perceptible, last_used) = apps[i];
+    if fg == Some(i) {
+        0
+    } else if perceptible {
+        200
+    } else {
+        let newer = apps.iter().enumerate().filter(|&(j, &(alive, p, t))| alive && !p && fg != Some(j) && t > last_used).count();
+        floe_core::cached_oom_adj(newer)
+    }
+}
+
 /// The stock killer's victim at level `min_adj`: the highest oom_adj at or above it,
 /// then the largest; never the foreground, an unkillable or a dead app.
 pub fn stock_victim(apps: &[AppInfo], fg: Option<AppId>, min_adj: i32) -> Option<AppId> {
@@ -1487,15 +1502,9 @@ impl SystemView for Daemon {
     fn app(&self, id: AppId) -> Option<AppInfo> {
         let a = self.apps.get(id.0 as usize)?;
         let (rss, swap) = (a.rss, a.swap);
-        // Android's rule: foreground 0, perceptible 200, cached 900 and up by recency.
-        let older = self.apps.iter().filter(|b| b.state != AppState::Dead && b.last_used > a.last_used).count() as i32;
-        let oom_adj = if self.fg == Some(id) {
-            0
-        } else if a.rule.perceptible {
-            200
-        } else {
-            (900 + 10 * older).min(999)
-        };
+        let all: Vec<(bool, bool, Nanos)> =
+            self.apps.iter().map(|b| (b.state != AppState::Dead, b.rule.perceptible, b.last_used)).collect();
+        let oom_adj = android_adj(&all, self.fg.map(|f| f.0 as usize), id.0 as usize);
         Some(AppInfo {
             id,
             name: a.rule.name.clone(),
@@ -1578,6 +1587,18 @@ mod tests {
         // And on this machine's kernel, whose /proc/vmstat has them.
         let here = pages_stolen(&parse_flat(&std::fs::read_to_string("/proc/vmstat").unwrap()));
         assert!(here.0 >= here.1);
+    }
+
+    #[test]
+    fn cached_apps_rank_by_recency_among_themselves() {
+        let t = Nanos::from_secs;
+        // 0: foreground, used last; 1: perceptible; 2 and 3 cached (3 more recent); 4 dead.
+        let apps = [(true, false, t(50)), (true, true, t(40)), (true, false, t(10)), (true, false, t(30)), (false, false, t(45))];
+        let adj: Vec<i32> = (0..apps.len()).map(|i| android_adj(&apps, Some(0), i)).collect();
+        assert_eq!(&adj[..4], &[0, 200, 910, 900], "neither the foreground, the perceptible nor the dead app counts");
+        // At home, with nothing in the foreground, the last app used is a cached one too.
+        assert_eq!(android_adj(&apps, None, 0), 900);
+        assert_eq!(android_adj(&apps, None, 3), 910);
     }
 
     #[test]

@@ -1138,7 +1138,7 @@ impl Sim {
         }
         cached.sort();
         for (rank, (_, i)) in cached.into_iter().enumerate() {
-            self.apps[i as usize].oom_adj = (900 + 10 * rank as i32).min(999);
+            self.apps[i as usize].oom_adj = floe_core::cached_oom_adj(rank);
         }
     }
 

@@ -29,6 +29,10 @@
 # SWAP=file swaps to a 3 GiB swap file under /var/tmp instead of zram, with
 # vm.page-cluster 0 (no swap readahead) for the run, and prints the disk's read and
 # write speeds (O_DIRECT, on the swap file before mkswap); both restored or removed after.
+# MIN_FREE_KB, if set, is vm.min_free_kbytes for the run (restored afterwards): the
+# kernel derives the zone watermarks from it (low = 5/4, high = 3/2 of min), so
+# MIN_FREE_KB=699051 gives min / low / high of 683 / 853 / 1,024 MiB, floe's reading of
+# the P20's watermarks (Ice Table 4's H_wm as MiB). Use it with MODE=global.
 set -euo pipefail
 LIMIT=${1:-512}
 SECS=${2:-30}
@@ -58,6 +62,7 @@ gcc -O2 -o "$BIN/disk" "$here/probe/disk.c"
 ra_file=""
 ra_old=""
 cluster_old=$(cat /proc/sys/vm/page-cluster)
+min_free_old=$(cat /proc/sys/vm/min_free_kbytes)
 
 pids=()
 cleanup() {
@@ -72,6 +77,7 @@ cleanup() {
     swapoff "$DATA/swap" 2>/dev/null || true
     echo "$cluster_old" > /proc/sys/vm/page-cluster
   fi
+  echo "$min_free_old" > /proc/sys/vm/min_free_kbytes
   rm -rf "$BIN" "$DATA"
 }
 trap cleanup EXIT
@@ -88,6 +94,10 @@ else
   mkswap "$DATA/swap" >/dev/null
   echo 0 > /proc/sys/vm/page-cluster
   swapon "$DATA/swap"
+fi
+if [ -n "${MIN_FREE_KB:-}" ]; then
+  echo "$MIN_FREE_KB" > /proc/sys/vm/min_free_kbytes
+  echo "watermarks (MiB, summed over zones): $(awk '$1 == "min" {m += $2} $1 == "low" {l += $2} $1 == "high" {h += $2} END {printf "min %d low %d high %d", m / 256, l / 256, h / 256}' /proc/zoneinfo)"
 fi
 if [ "$MODE" = cgroup ]; then
   mkdir "$CG"

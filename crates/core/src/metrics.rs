@@ -69,6 +69,10 @@ pub struct RunRecord {
     /// empty). Not part of the run's JSON either.
     #[serde(skip)]
     pub kills_by: KillCauses,
+    /// The run in fixed steps of simulated time, when the caller asked for them (Ice
+    /// Fig. 2(b) slices runs into 30 s windows). Not part of the run's JSON either.
+    #[serde(skip)]
+    pub slices: Vec<crate::Sample>,
 }
 
 /// A run's kills by who decided them; they add up to the `kills` metric.

@@ -43,6 +43,9 @@ pub struct RunSpec {
     pub draw_bg: bool,
     /// Launches each round in a fresh seeded order instead of the workload's.
     pub shuffle_rounds: bool,
+    /// Also keep the run's measured part in steps of this many simulated seconds
+    /// (`RunRecord::slices`).
+    pub slice_s: Option<f64>,
 }
 
 impl RunSpec {
@@ -60,6 +63,7 @@ impl RunSpec {
             rounds: None,
             draw_bg: false,
             shuffle_rounds: false,
+            slice_s: None,
         }
     }
 }
@@ -88,19 +92,28 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
                 wl.rounds = r;
             }
             let dev = Device::load(&s.device)?;
-            let mut rec = floe_sim::run(
-                &dev,
-                &wl,
-                &catalog,
-                &s.policy,
-                &RunOptions {
-                    seed: s.seed,
-                    bg_apps: s.bg_apps,
-                    balloon_mib: s.balloon_mib,
-                    draw_bg: s.draw_bg,
-                    shuffle_rounds: s.shuffle_rounds,
-                },
-            )?;
+            let opts = RunOptions {
+                seed: s.seed,
+                bg_apps: s.bg_apps,
+                balloon_mib: s.balloon_mib,
+                draw_bg: s.draw_bg,
+                shuffle_rounds: s.shuffle_rounds,
+            };
+            let mut rec = match s.slice_s {
+                None => floe_sim::run(&dev, &wl, &catalog, &s.policy, &opts)?,
+                Some(step) => {
+                    let mut slices = Vec::new();
+                    let step = floe_core::Nanos::from_secs_f64(step);
+                    let mut rec = floe_sim::run_with_timeline(&dev, &wl, &catalog, &s.policy, &opts, step, |x| {
+                        if x.measured == Some(true) {
+                            slices.push(x);
+                        }
+                        true
+                    })?;
+                    rec.slices = slices;
+                    rec
+                }
+            };
             if let Some(u) = s.use_s {
                 rec.params.insert("use_s".into(), Param::Float(u));
             }

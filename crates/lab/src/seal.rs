@@ -300,6 +300,7 @@ mod tests {
             metrics,
             launches,
             kills_by: Default::default(),
+            slices: vec![],
         }
     }
 

@@ -165,6 +165,7 @@ mod tests {
             metrics: Metrics::default(),
             launches: launches.iter().map(|&(app, kind, ms)| floe_core::LaunchLog { app: app.into(), kind, ms, round: 0 }).collect(),
             kills_by: Default::default(),
+            slices: vec![],
         }
     }
 

@@ -1767,6 +1767,7 @@ impl Sim {
                     sl1_room: k(KillCause::Sl1Room),
                 }
             },
+            slices: vec![],
         }
     }
 }

@@ -1,4 +1,6 @@
-//! The Ice paper's evaluation (Li et al., ACM TOCS 2025, §6.1): frame rate and
+//! The Ice paper's evaluation (Li et al., ACM TOCS 2025, §2.2, §3.2 and §6.1): the
+//! motivation (Fig. 1, Fig. 2(a), Fig. 2(b)'s 30 s slices), the per-process reclaim test
+//! (Fig. 4), frame rate and
 //! interaction alerts in four scenarios on the Pixel3 (6 background apps) and the P20
 //! (8), refaults and reclaims (Fig. 11), power-manager freezing (Table 5) and the
 //! background-app sweep (Fig. 10), app launching over 10 rounds of Table 3's apps
@@ -8,7 +10,7 @@
 
 use crate::report::{mean_where, paired_cut_stderr, pct_cut, Comparison, Report, Table};
 use crate::RunSpec;
-use floe_core::{Metrics, RunRecord};
+use floe_core::{Metrics, Nanos, RunRecord};
 use floe_sim::SimError;
 
 const DEVICES: [(&str, usize); 2] = [("pixel3", 6), ("p20", 8)];
@@ -33,6 +35,11 @@ mod paper {
     /// 10th percentile), and its change in those with the most (90th to 100th), percent.
     pub const FIG2B_FEW_FPS: f64 = 47.2;
     pub const FIG2B_MANY_FPS_PCT: f64 = -60.6;
+    /// §3.2 / Fig. 4: apps tested; "more than 30 %" of the reclaimed pages refault
+    /// within 30 s; 51.4 % of those refaults are anonymous (48.6 % file-backed).
+    pub const FIG4_APPS: f64 = 40.0;
+    pub const FIG4_REFAULTED_PCT: f64 = 30.0;
+    pub const FIG4_ANON_SHARE_PCT: f64 = 51.4;
     /// §6.1.1: video call (S-A) on the Pixel3, FPS.
     pub const FPS_PIXEL3_SA: [(&str, f64); 4] = [("lru-cfs", 25.4), ("ucsg", 29.3), ("acclaim", 24.1), ("ice", 37.2)];
     /// §6.1.1: PUBG (S-D) on the P20, RIA.
@@ -197,7 +204,110 @@ pub fn run(quick: bool, progress: crate::Progress) -> Result<Report, SimError> {
     let mut specs = specs(quick);
     specs.extend(motivation_specs(quick, memtester_mib()?));
     let runs = crate::run_all(&specs, progress)?;
-    Ok(report(runs, quick))
+    let mut rep = report(runs, quick);
+    rep.tables.insert(2, fig4_table(&per_process_reclaim()?));
+    Ok(rep)
+}
+
+/// One app's Fig. 4 test: pages reclaimed from it and brought back within 30 s.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Reclaimed {
+    anon: u64,
+    file: u64,
+    refaulted_anon: u64,
+    refaulted_file: u64,
+}
+
+/// How long Fig. 4's test watches for refaults after the reclaim (§3.2: "within 30
+/// seconds").
+const FIG4_WATCH_S: f64 = 30.0;
+
+/// §3.2 / Fig. 4, the per-process reclaim test, on each of Table 3's apps (Ice tests 40
+/// popular apps and publishes no list): the app alone is launched and used for 30 s (as
+/// in §6.1.2), then switched to the background (the home screen); at once all of its
+/// pages are reclaimed, and its refaults in the next 30 s, all in the background, are
+/// counted. P20, LRU+CFS, seed 1.
+fn per_process_reclaim() -> Result<Vec<(String, Reclaimed)>, SimError> {
+    use rayon::prelude::*;
+    let catalog = floe_sim::Catalog::embedded()?;
+    let launch = floe_sim::Workload::load(LAUNCH_WORKLOAD, &catalog)?;
+    let device = floe_sim::Device::load(MOTIVATION_DEVICE)?;
+    launch
+        .sequence
+        .par_iter()
+        .map(|app| {
+            let mut wl = launch.clone();
+            wl.sequence = vec![app.clone()];
+            wl.rounds = 1;
+            wl.idle_s = 2.0 * FIG4_WATCH_S;
+            let policy = floe_policies::make_spec("lru-cfs").map_err(SimError::Policy)?;
+            let mut sim = floe_sim::Sim::try_new(&device, &wl, &catalog, policy, &floe_sim::RunOptions::default())?;
+            // Until the app has been in the foreground and has left it.
+            let step = Nanos::from_ms(100);
+            let (mut t, mut seen) = (Nanos::ZERO, false);
+            loop {
+                t += step;
+                let more = sim.run_until(t);
+                let fg = sim.snapshot().fg_app;
+                seen |= fg.as_deref() == Some(app);
+                if seen && fg.is_none() {
+                    break;
+                }
+                if !more {
+                    return Err(SimError::Run(format!("Fig. 4: {app} never left the foreground")));
+                }
+            }
+            let (anon, file) = sim.per_process_reclaim(app).expect("the workload's own app");
+            let before = sim.snapshot().refaults[0];
+            sim.run_until(t + Nanos::from_secs_f64(FIG4_WATCH_S));
+            let after = sim.snapshot().refaults[0];
+            Ok((app.clone(), Reclaimed { anon, file, refaulted_anon: after[0] - before[0], refaulted_file: after[1] - before[1] }))
+        })
+        .collect()
+}
+
+/// Fig. 4: the share of the reclaimed pages that came back within 30 s, over all the
+/// tested apps, and how the refaults split between anonymous and file-backed pages.
+fn fig4_table(apps: &[(String, Reclaimed)]) -> Table {
+    let mut t = Table {
+        title: "Fig. 4 (P20, LRU+CFS): per-process reclaim of a cached app, refaults within 30 s".into(),
+        unit: "apps; percent; pages".into(),
+        rows: vec![],
+    };
+    let sum = |f: &dyn Fn(&Reclaimed) -> u64| apps.iter().map(|(_, r)| f(r)).sum::<u64>() as f64;
+    let reclaimed = sum(&|r| r.anon + r.file);
+    let refaulted = sum(&|r| r.refaulted_anon + r.refaulted_file);
+    let share = |x: f64, of: f64| if of > 0.0 { 100.0 * x / of } else { f64::NAN };
+    let per_app: Vec<f64> =
+        apps.iter().map(|(_, r)| share((r.refaulted_anon + r.refaulted_file) as f64, (r.anon + r.file) as f64)).collect();
+    t.rows.push(Comparison { label: "apps tested".into(), paper: Some(paper::FIG4_APPS), ours: apps.len() as f64 });
+    t.rows.push(Comparison { label: "reclaimed pages per app".into(), paper: None, ours: reclaimed / apps.len().max(1) as f64 });
+    t.rows.push(Comparison {
+        label: "refaulted within 30 s, % of reclaimed (paper: more than)".into(),
+        paper: Some(paper::FIG4_REFAULTED_PCT),
+        ours: share(refaulted, reclaimed),
+    });
+    t.rows.push(Comparison {
+        label: "  least of one app %".into(),
+        paper: None,
+        ours: per_app.iter().copied().fold(f64::INFINITY, f64::min),
+    });
+    t.rows.push(Comparison {
+        label: "  most of one app %".into(),
+        paper: None,
+        ours: per_app.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    });
+    t.rows.push(Comparison {
+        label: "anonymous share of the refaults %".into(),
+        paper: Some(paper::FIG4_ANON_SHARE_PCT),
+        ours: share(sum(&|r| r.refaulted_anon), refaulted),
+    });
+    t.rows.push(Comparison {
+        label: "anonymous share of the reclaimed pages %".into(),
+        paper: None,
+        ours: share(sum(&|r| r.anon), reclaimed),
+    });
+    t
 }
 
 /// Builds the tables from finished runs.
@@ -760,6 +870,25 @@ mod tests {
         assert_eq!(row("most: BG refaults per slice"), 555.0);
         assert_eq!(row("most: reclaims per slice"), 5550.0);
         assert!((row("most BG refaults (90-100th pct) fps change %") + pct_cut(59.5, 41.5)).abs() < 1e-9);
+    }
+
+    /// Fig. 4 sums the tested apps' pages: the refaulted share of all reclaimed pages,
+    /// its range over apps, and the refaults' anonymous share.
+    #[test]
+    fn fig4_sums_the_tested_apps_pages() {
+        let apps = [
+            ("a".to_string(), Reclaimed { anon: 600, file: 400, refaulted_anon: 100, refaulted_file: 100 }),
+            ("b".to_string(), Reclaimed { anon: 2000, file: 1000, refaulted_anon: 300, refaulted_file: 500 }),
+        ];
+        let t = fig4_table(&apps);
+        let row = |label: &str| t.rows.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("{label}")).ours;
+        assert_eq!(row("apps tested"), 2.0);
+        assert_eq!(row("reclaimed pages per app"), 2000.0);
+        assert_eq!(row("refaulted within 30 s, % of reclaimed (paper: more than)"), 25.0);
+        assert_eq!(row("  least of one app %"), 20.0);
+        assert!((row("  most of one app %") - 80.0 / 3.0).abs() < 1e-9);
+        assert_eq!(row("anonymous share of the refaults %"), 40.0);
+        assert_eq!(row("anonymous share of the reclaimed pages %"), 65.0);
     }
 
     /// The motivation cases land in the Fig. 1 table and nowhere else: a drawn 8-app

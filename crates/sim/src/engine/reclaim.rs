@@ -335,6 +335,35 @@ impl Sim {
         true
     }
 
+    /// Per-process reclaim of the app named `name`, as the Android kernels'
+    /// `/proc/PID/reclaim` does it for all of a process's pages (Ice §3.2 uses it for
+    /// Fig. 4): every page of the app on the LRU lists goes out at once, anonymous pages
+    /// to swap and file pages dropped, each leaving a shadow entry as reclaim does.
+    /// Pages that cannot go (locked, or with no swap left) stay. Returns the anonymous
+    /// and the file pages reclaimed, or None if no app has that name. It is the
+    /// experimenter's action, so it costs no simulated CPU and is not counted in the
+    /// run's `reclaimed_pages`.
+    pub fn per_process_reclaim(&mut self, name: &str) -> Option<(u64, u64)> {
+        let a = self.apps.iter().find(|a| a.spec.name == name)?;
+        let (base, anon, file) = (a.base, a.anon, a.file);
+        let mut acc = Evict::default();
+        let mut got = (0, 0);
+        for p in base..base + anon + file {
+            let on_lru = matches!(self.pages.loc(p), Loc::InactiveAnon | Loc::ActiveAnon | Loc::InactiveFile | Loc::ActiveFile);
+            if on_lru && self.evict_page(p, &mut acc) {
+                if p < base + anon {
+                    got.0 += 1;
+                } else {
+                    got.1 += 1;
+                }
+            }
+        }
+        if acc.flash_writes > 0 {
+            self.write_back(self.now, acc.flash_writes);
+        }
+        Some(got)
+    }
+
     /// The frozen apps, least recently used first: the order freeze-aware eviction
     /// takes them in.
     pub(super) fn frozen_by_age(&self) -> Vec<u16> {
@@ -413,6 +442,40 @@ mod tests {
             sim.freeze(app);
         }
         sim
+    }
+
+    /// Per-process reclaim (Ice Fig. 4's test) takes every page the app has on the LRU
+    /// lists, heap to zram and file pages out of the page cache, each with its shadow
+    /// entry, and the app's next background wakeups bring pages back as refaults.
+    #[test]
+    fn per_process_reclaim_takes_all_of_an_apps_lru_pages_and_its_wakeups_refault_them() {
+        let opts = RunOptions { seed: 1, bg_apps: Some(2), ..Default::default() };
+        let mut sim = embedded_sim("p20", "ice-video-call", "lru-cfs", &opts);
+        let lru = |sim: &Sim, l: [Loc; 2], app: u16| l.iter().map(|&l| sim.pages.count(app, l)).sum::<u32>();
+        let mut t = Nanos::from_secs_f64(1.0);
+        while !sim.measuring {
+            assert!(sim.run_until(t), "the run ended before its measured part");
+            t += Nanos::from_secs_f64(1.0);
+        }
+        let app = (0..sim.apps.len() as u16).find(|&a| sim.apps[a as usize].state == AppState::Cached).expect("a cached app");
+        let name = sim.apps[app as usize].spec.name.clone();
+        let (anon, file) = (lru(&sim, [Loc::ActiveAnon, Loc::InactiveAnon], app), lru(&sim, [Loc::ActiveFile, Loc::InactiveFile], app));
+        let (zram, free) = (sim.pages.count(app, Loc::Zram), sim.free());
+        assert!(anon > 1000 && file > 1000, "the cached app holds {anon} anonymous and {file} file pages");
+        assert_eq!(sim.per_process_reclaim(&name), Some((anon as u64, file as u64)));
+        assert_eq!(lru(&sim, [Loc::ActiveAnon, Loc::InactiveAnon], app) + lru(&sim, [Loc::ActiveFile, Loc::InactiveFile], app), 0);
+        assert_eq!(sim.pages.count(app, Loc::Zram), zram + anon);
+        assert!(sim.free() > free, "reclaim frees memory");
+        let a = &sim.apps[app as usize];
+        let shadows = (a.base..a.base + a.anon + a.file).filter(|&p| sim.pages.has(p, F_SHADOW)).count() as u32;
+        assert!(shadows >= anon + file, "{shadows} shadow entries for {} pages", anon + file);
+        sim.check_invariants().unwrap();
+        let before = sim.snapshot().refaults[0];
+        sim.run_until(t + Nanos::from_secs_f64(30.0));
+        let after = sim.snapshot().refaults[0];
+        assert!(after[0] > before[0] && after[1] > before[1], "background refaults {before:?} -> {after:?}");
+        assert!(lru(&sim, [Loc::ActiveAnon, Loc::InactiveAnon], app) > 0);
+        assert_eq!(sim.per_process_reclaim("no-such-app"), None);
     }
 
     /// `sim_with_frozen_apps` with its first frozen app thawed: a cached app whose

@@ -1,6 +1,6 @@
 //! The Ice paper's evaluation (Li et al., ACM TOCS 2025, §2.2, §3.2 and §6.1): the
-//! motivation (Fig. 1, Fig. 2(a), Fig. 2(b)'s 30 s slices), the per-process reclaim test
-//! (Fig. 4), frame rate and
+//! motivation (Table 1's background CPU, Fig. 1, Fig. 2(a), Fig. 2(b)'s 30 s slices), the
+//! per-process reclaim test (Fig. 4), frame rate and
 //! interaction alerts in four scenarios on the Pixel3 (6 background apps) and the P20
 //! (8), refaults and reclaims (Fig. 11), power-manager freezing (Table 5) and the
 //! background-app sweep (Fig. 10), app launching over 10 rounds of Table 3's apps
@@ -38,6 +38,9 @@ mod paper {
     /// §3.2 / Fig. 4: apps tested; "more than 30 %" of the reclaimed pages refault
     /// within 30 s; 51.4 % of those refaults are anonymous (48.6 % file-backed).
     pub const FIG4_APPS: f64 = 40.0;
+    /// §2.2.3 / Table 1 (P20): CPU utilisation, percent, average and peak, with 0, 2, 4,
+    /// 6, 8 apps cached and no foreground app.
+    pub const TABLE1: [(f64, f64); 5] = [(43.0, 52.0), (46.0, 58.0), (47.0, 63.0), (51.0, 67.0), (55.0, 69.0)];
     pub const FIG4_REFAULTED_PCT: f64 = 30.0;
     pub const FIG4_ANON_SHARE_PCT: f64 = 51.4;
     /// §6.1.1: video call (S-A) on the Pixel3, FPS.
@@ -206,7 +209,104 @@ pub fn run(quick: bool, progress: crate::Progress) -> Result<Report, SimError> {
     let runs = crate::run_all(&specs, progress)?;
     let mut rep = report(runs, quick);
     rep.tables.insert(2, fig4_table(&per_process_reclaim()?));
+    rep.tables.insert(0, table1(&background_cpu()?));
     Ok(rep)
+}
+
+/// Table 1's background apps, and its rounds (§2.2.3: "Each evaluation is conducted for
+/// 10 rounds"; the apps are drawn afresh from 20 popular apps each time).
+const TABLE1_BG: [usize; 4] = [2, 4, 6, 8];
+const TABLE1_ROUNDS: u64 = 10;
+/// §2.2.3: "The BG applications stay in the BG for 10 seconds with no FG application."
+const TABLE1_IDLE_S: u64 = 10;
+
+/// CPU utilisation over Table 1's 10 s, mean and highest second, as fractions of the
+/// device's cores.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Utilisation {
+    mean: f64,
+    peak: f64,
+}
+
+/// §2.2.3 / Table 1 on the P20 under LRU+CFS: N apps drawn from Table 3's 20 (seeded by
+/// the round) are each launched and used for 30 s, then left on the home screen; the
+/// CPU the simulated phone spends in the 10 s after the last one leaves the
+/// foreground, with N apps cached and none in the foreground. floe simulates no system
+/// services, so its utilisation is what the apps (and reclaim) add.
+fn background_cpu() -> Result<Vec<(usize, Utilisation)>, SimError> {
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    use rayon::prelude::*;
+    let catalog = floe_sim::Catalog::embedded()?;
+    let launch = floe_sim::Workload::load(LAUNCH_WORKLOAD, &catalog)?;
+    let device = floe_sim::Device::load(MOTIVATION_DEVICE)?;
+    let cases: Vec<(usize, u64)> = TABLE1_BG.iter().flat_map(|&n| (1..=TABLE1_ROUNDS).map(move |r| (n, r))).collect();
+    cases
+        .par_iter()
+        .map(|&(n, round)| {
+            let mut wl = launch.clone();
+            let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(round);
+            wl.sequence.shuffle(&mut rng);
+            wl.sequence.truncate(n);
+            wl.rounds = 1;
+            wl.idle_s = TABLE1_IDLE_S as f64;
+            let policy = floe_policies::make_spec("lru-cfs").map_err(SimError::Policy)?;
+            let mut sim = floe_sim::Sim::try_new(&device, &wl, &catalog, policy, &floe_sim::RunOptions::default())?;
+            // Until the last app has left the foreground.
+            let last = wl.sequence.last().cloned();
+            let (mut t, mut seen) = (Nanos::ZERO, false);
+            loop {
+                t += Nanos::from_ms(100);
+                let more = sim.run_until(t);
+                let fg = sim.snapshot().fg_app;
+                seen |= fg.is_some() && fg == last;
+                if seen && fg.is_none() {
+                    break;
+                }
+                if !more {
+                    return Err(SimError::Run(format!("Table 1: the last of {n} apps never left the foreground")));
+                }
+            }
+            let busy = |sim: &floe_sim::Sim| {
+                let s = sim.snapshot();
+                s.cpu_app_ns + s.cpu_kswapd_ns
+            };
+            let second = Nanos::from_secs_f64(1.0);
+            let cores = f64::from(device.cpu.cores);
+            let mut seconds = Vec::new();
+            let mut prev = busy(&sim);
+            for _ in 0..TABLE1_IDLE_S {
+                t += second;
+                sim.run_until(t);
+                let now = busy(&sim);
+                seconds.push((now - prev) as f64 / (second.0 as f64 * cores));
+                prev = now;
+            }
+            let mean = seconds.iter().sum::<f64>() / seconds.len() as f64;
+            Ok((n, Utilisation { mean, peak: seconds.iter().copied().fold(0.0, f64::max) }))
+        })
+        .collect()
+}
+
+/// Table 1: CPU utilisation with N apps cached and none in the foreground, mean over the
+/// rounds of the 10 s average and of the busiest second. The paper's include the 43 %
+/// (52 % at peak) that the system takes with no app at all, which floe does not
+/// simulate; the rows compare what N apps add to the no-app average.
+fn table1(cases: &[(usize, Utilisation)]) -> Table {
+    let mut t = Table {
+        title: "Table 1 (P20): CPU utilisation with N apps cached and none in the foreground, above the no-app average".into(),
+        unit: "percentage points of all cores".into(),
+        rows: vec![],
+    };
+    for (i, &n) in TABLE1_BG.iter().enumerate() {
+        let of_n: Vec<&Utilisation> = cases.iter().filter(|(m, _)| *m == n).map(|(_, u)| u).collect();
+        let mean = |f: &dyn Fn(&Utilisation) -> f64| 100.0 * of_n.iter().map(|u| f(u)).sum::<f64>() / of_n.len().max(1) as f64;
+        let (avg, peak) = paper::TABLE1[i + 1];
+        let base = paper::TABLE1[0].0;
+        t.rows.push(Comparison { label: format!("N = {n} average"), paper: Some(avg - base), ours: mean(&|u| u.mean) });
+        t.rows.push(Comparison { label: format!("N = {n} peak"), paper: Some(peak - base), ours: mean(&|u| u.peak) });
+    }
+    t
 }
 
 /// One app's Fig. 4 test: pages reclaimed from it and brought back within 30 s.
@@ -870,6 +970,22 @@ mod tests {
         assert_eq!(row("most: BG refaults per slice"), 555.0);
         assert_eq!(row("most: reclaims per slice"), 5550.0);
         assert!((row("most BG refaults (90-100th pct) fps change %") + pct_cut(59.5, 41.5)).abs() < 1e-9);
+    }
+
+    /// Table 1 averages the rounds of each N, in percent, beside the paper's rise over
+    /// its no-app row.
+    #[test]
+    fn table1_averages_the_rounds_against_the_rise_over_no_apps() {
+        let u = |mean, peak| Utilisation { mean, peak };
+        let cases = [(2, u(0.01, 0.05)), (2, u(0.03, 0.07)), (8, u(0.12, 0.30)), (4, u(0.02, 0.10)), (6, u(0.05, 0.2))];
+        let t = table1(&cases);
+        let row = |label: &str| t.rows.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("{label}"));
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(row("N = 2 average").ours, 2.0) && close(row("N = 2 peak").ours, 6.0));
+        assert!(close(row("N = 8 average").ours, 12.0) && close(row("N = 8 peak").ours, 30.0));
+        assert_eq!(row("N = 8 average").paper, Some(12.0));
+        assert_eq!(row("N = 8 peak").paper, Some(26.0));
+        assert_eq!(row("N = 2 average").paper, Some(3.0));
     }
 
     /// Fig. 4 sums the tested apps' pages: the refaulted share of all reclaimed pages,

@@ -778,7 +778,30 @@ fn launch_table(runs: &[RunRecord]) -> Table {
             ours: -pct_cut(both("lru-cfs", per_round), both("ice", per_round)),
         });
     }
+    // Fig. 13: Ice+ against Ice, mean and standard deviation of all launches; the paper
+    // finds the means closer than either deviation.
+    for (dev, _) in DEVICES {
+        let sd = |policy: &str| run(dev, policy, false).map_or(f64::NAN, launch_ms_stddev);
+        let gap = (get(dev, "ice-plus", all) - get(dev, "ice", all)).abs();
+        t.rows.push(Comparison { label: format!("Fig. 13: {dev} ice launch ms stddev"), paper: None, ours: sd("ice") });
+        t.rows.push(Comparison { label: format!("Fig. 13: {dev} ice-plus launch ms stddev"), paper: None, ours: sd("ice-plus") });
+        t.rows.push(Comparison {
+            label: format!("Fig. 13: {dev} |ice-plus - ice| mean over the smaller stddev (paper: under 1)"),
+            paper: None,
+            ours: gap / sd("ice").min(sd("ice-plus")),
+        });
+    }
     t
+}
+
+/// Standard deviation of all of a run's launch latencies, ms; NaN with fewer than two.
+fn launch_ms_stddev(r: &RunRecord) -> f64 {
+    let xs: Vec<f64> = r.launches.iter().map(|l| l.ms).collect();
+    if xs.len() < 2 {
+        return f64::NAN;
+    }
+    let m = xs.iter().sum::<f64>() / xs.len() as f64;
+    (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / xs.len() as f64).sqrt()
 }
 
 /// Table 6: Ice+ against Ice, reclaims and refaults per device and scenario, and Ice+'s
@@ -902,6 +925,9 @@ mod tests {
         assert_eq!(row("shuffled rounds: both phones lru-cfs hot per round"), 2.0);
         assert_eq!(row("shuffled rounds: ice gain in hot launches %"), 50.0);
         assert_eq!(row("shuffled rounds: ice cut of launch time %"), 0.0);
+        // Fig. 13: pixel3 ice launches 3000 and 500 ms (sd 1250); no ice-plus run.
+        assert_eq!(row("Fig. 13: pixel3 ice launch ms stddev"), 1250.0);
+        assert!(row("Fig. 13: pixel3 ice-plus launch ms stddev").is_nan());
     }
 
     fn record(wl: &str, bg: i64, fixed: Option<bool>, balloon: f64, fps: f64) -> RunRecord {

@@ -86,6 +86,9 @@ pub struct KillCauses {
     pub policy: u64,
     /// SEAL's HPL making room in SL1 for the pages it loads back.
     pub sl1_room: u64,
+    /// The policy's kill actions that took at least one app: its kills come in this
+    /// many batches (SmartLMK kills a victim set at once).
+    pub policy_batches: u64,
 }
 
 /// One measured launch.

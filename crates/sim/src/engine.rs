@@ -122,6 +122,8 @@ struct Counters {
     kills: u64,
     /// Kills by cause, indexed by `KillCause`.
     kills_by: [u64; 4],
+    /// The policy's kill actions that took at least one app.
+    policy_kill_batches: u64,
     freezes: u64,
     thaws: u64,
     cpu_app_ns: u64,
@@ -1565,12 +1567,16 @@ impl Sim {
                 }
             }
             Action::Kill(set) => {
+                let before = self.c.kills;
                 for a in set {
                     if let Some(a) = self.valid(a) {
                         if !self.apps[a as usize].unkillable {
                             self.kill(a, KillCause::Policy);
                         }
                     }
+                }
+                if self.c.kills > before {
+                    self.c.policy_kill_batches += 1;
                 }
             }
             Action::Reclaim { app, pages, tier } => {
@@ -1765,6 +1771,7 @@ impl Sim {
                     oom: k(KillCause::Oom),
                     policy: k(KillCause::Policy),
                     sl1_room: k(KillCause::Sl1Room),
+                    policy_batches: d(c.policy_kill_batches, b.policy_kill_batches),
                 }
             },
             slices: vec![],

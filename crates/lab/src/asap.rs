@@ -1,7 +1,8 @@
 //! The ASAP paper's evaluation (Son et al., USENIX ATC 2021, §6): eight apps switched in
 //! three sequences (Table 6.3), each iterated 10 times, on the Pixel 4 and the Pixel 3a
 //! with lmkd off; switch time per app against demand paging for anon-only, file-only and
-//! both estimators (Figs. 6.1, 6.2); estimator precision and recall (Fig. 6.3); the CPU
+//! both estimators (Figs. 6.1, 6.2), and demand paging against the ideal switch with no
+//! memory pressure (Fig. 2.1); estimator precision and recall (Fig. 6.3); the CPU
 //! and flash traffic prepaging adds (Figs. 6.4, 6.5 in summary).
 
 use crate::report::{mean_where, pct_cut, Comparison, Report, Table};
@@ -24,6 +25,9 @@ mod paper {
     /// file-backed estimators.
     pub const ANON_PR: (f64, f64) = (68.4, 60.4);
     pub const FILE_PR: (f64, f64) = (79.3, 52.2);
+    /// §2.2 on Fig. 2.1 (Pixel 4): the overhead of memory pressure "increases the
+    /// application switch time by a factor of 4x relative to the ideal switch time".
+    pub const PRESSURE_OVER_IDEAL: f64 = 4.0;
 }
 
 /// The balloon that puts the eight apps under memory pressure. ASAP balloons its devices
@@ -55,10 +59,19 @@ pub fn specs(quick: bool) -> Result<Vec<RunSpec>, SimError> {
     let mut v = Vec::new();
     for dev in DEVICES {
         let balloon = pressure_balloon_mib(dev)?;
+        let ideal_mem = Device::load(dev)?.memory.ram_mib;
         for wl in SEQUENCES {
             for p in POLICIES {
                 v.push(RunSpec { balloon_mib: Some(balloon), rounds: quick.then_some(QUICK_ROUNDS), ..RunSpec::new(dev, wl, p) });
             }
+            // Fig. 2.1's ideal switch: every page stays in memory (no balloon, and all of
+            // the device's RAM left to apps).
+            v.push(RunSpec {
+                balloon_mib: Some(0.0),
+                app_mem_mib: Some(ideal_mem),
+                rounds: quick.then_some(QUICK_ROUNDS),
+                ..RunSpec::new(dev, wl, "demand-paging")
+            });
         }
     }
     Ok(v)
@@ -69,10 +82,16 @@ pub fn run(quick: bool, progress: crate::Progress) -> Result<Report, SimError> {
     Ok(report(runs, quick))
 }
 
-/// Mean switch (warm launch) time per app over a device's sequences, for one policy.
-fn per_app(runs: &[RunRecord], dev: &str, policy: &str) -> BTreeMap<String, f64> {
+/// A run under the pressure balloon (not one of Fig. 2.1's ideal runs).
+fn pressured(r: &RunRecord) -> bool {
+    !r.params.contains_key("app_mem_mib")
+}
+
+/// Mean switch (warm launch) time per app over a device's sequences, for one policy,
+/// under pressure or in the ideal runs.
+fn per_app_when(runs: &[RunRecord], dev: &str, policy: &str, under_pressure: bool) -> BTreeMap<String, f64> {
     let mut acc: BTreeMap<String, (f64, u32)> = BTreeMap::new();
-    for r in runs.iter().filter(|r| r.device == dev && r.policy == policy) {
+    for r in runs.iter().filter(|r| r.device == dev && r.policy == policy && pressured(r) == under_pressure) {
         for l in r.launches.iter().filter(|l| l.kind == LaunchKind::Warm) {
             let e = acc.entry(l.app.clone()).or_default();
             e.0 += l.ms;
@@ -82,12 +101,50 @@ fn per_app(runs: &[RunRecord], dev: &str, policy: &str) -> BTreeMap<String, f64>
     acc.into_iter().map(|(k, (s, n))| (k, s / n as f64)).collect()
 }
 
+/// Mean switch time per app under pressure.
+fn per_app(runs: &[RunRecord], dev: &str, policy: &str) -> BTreeMap<String, f64> {
+    per_app_when(runs, dev, policy, true)
+}
+
+/// Mean of `f` over a device's runs of a policy under pressure.
 fn mean(runs: &[RunRecord], dev: &str, policy: &str, f: impl Fn(&Metrics) -> f64) -> f64 {
-    mean_where(runs, |r| r.device == dev && r.policy == policy, f)
+    mean_where(runs, |r| r.device == dev && r.policy == policy && pressured(r), f)
+}
+
+/// Fig. 2.1: demand paging's switches under the pressure balloon against the ideal ones
+/// (no balloon, all of the device's RAM left to apps), per device: mean switch times, the ratio of the means and its range
+/// over the apps, and what the ideal runs reclaimed (nothing, if they are ideal).
+fn pressure_table(runs: &[RunRecord]) -> Table {
+    let mut t = Table {
+        title: "Fig. 2.1: demand paging's switch time under memory pressure against the ideal (every page in memory)".into(),
+        unit: "ms; ratio; pages".into(),
+        rows: vec![],
+    };
+    for dev in DEVICES {
+        let (ideal, pressure) = (per_app_when(runs, dev, "demand-paging", false), per_app_when(runs, dev, "demand-paging", true));
+        let mean_of = |m: &BTreeMap<String, f64>| if m.is_empty() { f64::NAN } else { m.values().sum::<f64>() / m.len() as f64 };
+        let ratios: Vec<f64> = pressure.iter().filter_map(|(a, p)| ideal.get(a).map(|i| p / i)).collect();
+        let (lo, hi) = ratios.iter().fold((f64::NAN, f64::NAN), |(lo, hi), &r| (r.min(lo), r.max(hi)));
+        t.rows.push(Comparison { label: format!("{dev} ideal switch ms"), paper: None, ours: mean_of(&ideal) });
+        t.rows.push(Comparison { label: format!("{dev} switch ms under pressure"), paper: None, ours: mean_of(&pressure) });
+        t.rows.push(Comparison {
+            label: format!("{dev} under pressure / ideal"),
+            paper: (dev == "pixel4").then_some(paper::PRESSURE_OVER_IDEAL),
+            ours: mean_of(&pressure) / mean_of(&ideal),
+        });
+        t.rows.push(Comparison { label: format!("{dev} under pressure / ideal, least of an app"), paper: None, ours: lo });
+        t.rows.push(Comparison { label: format!("{dev} under pressure / ideal, most of an app"), paper: None, ours: hi });
+        t.rows.push(Comparison {
+            label: format!("{dev} ideal runs' reclaimed pages"),
+            paper: None,
+            ours: mean_where(runs, |r| r.device == dev && r.policy == "demand-paging" && !pressured(r), |m| m.reclaimed_pages as f64),
+        });
+    }
+    t
 }
 
 pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
-    let mut tables = Vec::new();
+    let mut tables = vec![pressure_table(&runs)];
     let mut gains = Table { title: "§6.2: mean switch-time improvement over demand paging".into(), unit: "percent".into(), rows: vec![] };
     let mut pr = Table { title: "Fig. 6.3: estimator precision and recall".into(), unit: "percent".into(), rows: vec![] };
     let mut cost = Table {
@@ -154,7 +211,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
             pressure_balloon_mib("pixel4").unwrap_or(f64::NAN),
             pressure_balloon_mib("pixel3a").unwrap_or(f64::NAN)
         ),
-        "Known differences: floe's switch is mostly fixed CPU work (each app's warm_launch_ms), so memory pressure stretches it less than ASAP's 4x and prepaging can save less of it; a warm launch touches an invariant part of its cold launch's heap pages (about 81 %, so that over 10 switches 44 % of the pages touched are touched 9 or 10 times, ASAP Fig. 4.2) and a window of its heap at a random offset for the rest, which no estimator can foresee, so the anonymous estimator's tables (a page must fault, then be touched again within 5 switches) cover less of a switch's faults than ASAP's; while the file-backed footprint is the same every switch (precision 100 %). Read-ahead is asynchronous I/O served only when the flash has nothing else queued (CFQ-like); with a plain FIFO queue it delayed the switch's own first reads and file-only prepaging slowed switches. Precision and recall follow §6.3, counted per estimator, the baseline's faults taken as the pages not resident when the switch began.".into(),
+        "Known differences: floe's switch is mostly fixed CPU work (each app's warm_launch_ms), so memory pressure stretches it less than ASAP's 4x (1.2x on the Pixel 4 and 1.4x on the Pixel 3a here, Fig. 2.1 above) and prepaging can save less of it; a warm launch touches an invariant part of its cold launch's heap pages (about 81 %, so that over 10 switches 44 % of the pages touched are touched 9 or 10 times, ASAP Fig. 4.2) and a window of its heap at a random offset for the rest, which no estimator can foresee, so the anonymous estimator's tables (a page must fault, then be touched again within 5 switches) cover less of a switch's faults than ASAP's; while the file-backed footprint is the same every switch (precision 100 %). Read-ahead is asynchronous I/O served only when the flash has nothing else queued (CFQ-like); with a plain FIFO queue it delayed the switch's own first reads and file-only prepaging slowed switches. Precision and recall follow §6.3, counted per estimator, the baseline's faults taken as the pages not resident when the switch began.".into(),
     ];
     Report { experiment: "asap".into(), runs, tables, notes }
 }
@@ -163,15 +220,57 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
 mod tests {
     use super::*;
 
+    /// Fig. 2.1 sets each app's switches under pressure against its ideal ones, and
+    /// keeps the ideal runs out of every other table.
+    #[test]
+    fn pressure_table_compares_the_balloon_with_the_ideal_runs() {
+        use floe_core::{LaunchLog, Param};
+        let run = |policy: &str, balloon: f64, switches: &[(&str, f64)], reclaimed: u64| RunRecord {
+            policy: policy.into(),
+            device: "pixel4".into(),
+            workload: SEQUENCES[0].into(),
+            params: if balloon == 0.0 {
+                [("balloon_mib".to_string(), Param::Float(0.0)), ("app_mem_mib".to_string(), Param::Float(6144.0))].into()
+            } else {
+                [("balloon_mib".to_string(), Param::Float(balloon))].into()
+            },
+            seed: 1,
+            metrics: Metrics { reclaimed_pages: reclaimed, switch_ms_mean: 1000.0 + balloon, ..Default::default() },
+            launches: switches.iter().map(|&(app, ms)| LaunchLog { app: app.into(), kind: LaunchKind::Warm, ms, round: 1 }).collect(),
+            kills_by: Default::default(),
+            slices: vec![],
+        };
+        let runs = [
+            run("demand-paging", 0.0, &[("a", 100.0), ("b", 200.0)], 0),
+            run("demand-paging", 2000.0, &[("a", 400.0), ("a", 200.0), ("b", 300.0)], 5000),
+        ];
+        let t = pressure_table(&runs);
+        let row = |label: &str| t.rows.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("{label}")).ours;
+        assert_eq!(row("pixel4 ideal switch ms"), 150.0);
+        assert_eq!(row("pixel4 switch ms under pressure"), 300.0);
+        assert_eq!(row("pixel4 under pressure / ideal"), 2.0);
+        assert_eq!(row("pixel4 under pressure / ideal, least of an app"), 1.5);
+        assert_eq!(row("pixel4 under pressure / ideal, most of an app"), 3.0);
+        assert_eq!(row("pixel4 ideal runs' reclaimed pages"), 0.0);
+        // The other tables see the balloon run only.
+        assert_eq!(per_app(&runs, "pixel4", "demand-paging").get("a"), Some(&300.0));
+        assert_eq!(mean(&runs, "pixel4", "demand-paging", |m| m.switch_ms_mean), 3000.0);
+    }
+
     #[test]
     fn runs_cover_devices_sequences_and_policies_under_pressure() {
         let s = specs(true).unwrap();
-        assert_eq!(s.len(), DEVICES.len() * SEQUENCES.len() * POLICIES.len());
+        assert_eq!(s.len(), DEVICES.len() * SEQUENCES.len() * (POLICIES.len() + 1));
         for dev in DEVICES {
             let b = pressure_balloon_mib(dev).unwrap();
             let left = Device::load(dev).unwrap().memory.app_mem_mib - b;
             assert!(left > 500.0 && left < 2000.0, "{dev}: {left} MiB left to apps");
-            assert!(s.iter().filter(|r| r.device == dev).all(|r| r.balloon_mib == Some(b)));
+            let (ideal, pressed): (Vec<&RunSpec>, Vec<&RunSpec>) =
+                s.iter().filter(|r| r.device == dev).partition(|r| r.app_mem_mib.is_some());
+            assert!(pressed.iter().all(|r| r.balloon_mib == Some(b)));
+            assert_eq!(pressed.len(), SEQUENCES.len() * POLICIES.len());
+            assert_eq!(ideal.len(), SEQUENCES.len(), "one ideal demand-paging run per sequence");
+            assert!(ideal.iter().all(|r| r.policy == "demand-paging"));
         }
     }
 }

@@ -46,6 +46,9 @@ pub struct RunSpec {
     /// Also keep the run's measured part in steps of this many simulated seconds
     /// (`RunRecord::slices`).
     pub slice_s: Option<f64>,
+    /// Memory left to apps, MiB, instead of the device's (ASAP Fig. 2.1's ideal runs:
+    /// every page fits). Recorded in the run's params.
+    pub app_mem_mib: Option<f64>,
 }
 
 impl RunSpec {
@@ -64,6 +67,7 @@ impl RunSpec {
             draw_bg: false,
             shuffle_rounds: false,
             slice_s: None,
+            app_mem_mib: None,
         }
     }
 }
@@ -91,7 +95,10 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
             if let Some(r) = s.rounds {
                 wl.rounds = r;
             }
-            let dev = Device::load(&s.device)?;
+            let mut dev = Device::load(&s.device)?;
+            if let Some(m) = s.app_mem_mib {
+                dev.memory.app_mem_mib = m;
+            }
             let opts = RunOptions {
                 seed: s.seed,
                 bg_apps: s.bg_apps,
@@ -119,6 +126,9 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
             }
             if let Some(r) = s.rounds {
                 rec.params.insert("rounds".into(), Param::Int(r as i64));
+            }
+            if let Some(m) = s.app_mem_mib {
+                rec.params.insert("app_mem_mib".into(), Param::Float(m));
             }
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, specs.len());
             Ok(rec)

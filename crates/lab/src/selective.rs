@@ -1,12 +1,14 @@
 //! The selective swap/kill paper's evaluation (Kim and Bahn, IEEE Access 2020, §V):
 //! launch time, mean and standard deviation, in scenarios A1/A2 (12 apps), B1/B2 (24)
 //! and C (30, trace-like) on the Nexus 5, for the original Android (no swap), the
-//! swap-supported Android (swap-all) and the kill-first and swap-first variants.
+//! swap-supported Android (swap-all) and the kill-first and swap-first variants; the
+//! same launches by target type (Fig. 10) and scenario C's flash traffic (Fig. 11(a)).
 
 use crate::report::{pct_cut, Comparison, Report, Table};
 use crate::RunSpec;
 use floe_core::{Metrics, RunRecord};
 use floe_sim::SimError;
+use std::collections::BTreeSet;
 
 const SCENARIOS: [&str; 5] = ["selective-a1", "selective-a2", "selective-b1", "selective-b2", "selective-c"];
 const POLICIES: [&str; 4] = ["android-lmk", "swap-all", "selective-kill-first", "selective-swap-first"];
@@ -35,7 +37,49 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
 
 pub fn run(quick: bool, progress: crate::Progress) -> Result<Report, SimError> {
     let runs = crate::run_all(&specs(quick), progress)?;
-    Ok(report(runs, quick))
+    let catalog = floe_sim::Catalog::embedded()?;
+    let kill_targets: BTreeSet<String> = catalog.apps.iter().filter(|a| a.saves_context).map(|a| a.name.clone()).collect();
+    let mut rep = report(runs, quick);
+    let (fig10, fig11) = (by_target(&rep.runs, &kill_targets), io_traffic(&rep.runs));
+    rep.tables.extend([fig10, fig11]);
+    Ok(rep)
+}
+
+/// Fig. 10: mean launch time of the swap-target apps, of the kill-target apps (those
+/// that save their own context, Table 1) and of all, per scenario and scheme, from the
+/// runs' launch logs.
+fn by_target(runs: &[RunRecord], kill_targets: &BTreeSet<String>) -> Table {
+    let mut t = Table { title: "Fig. 10: mean launch time by target type".into(), unit: "ms".into(), rows: vec![] };
+    for wl in SCENARIOS {
+        for p in POLICIES {
+            let Some(r) = runs.iter().find(|r| r.workload == wl && r.policy == p) else { continue };
+            let mean = |keep: &dyn Fn(&str) -> bool| {
+                let xs: Vec<f64> = r.launches.iter().filter(|l| keep(&l.app)).map(|l| l.ms).collect();
+                if xs.is_empty() {
+                    f64::NAN
+                } else {
+                    xs.iter().sum::<f64>() / xs.len() as f64
+                }
+            };
+            let label = format!("{} {p}", wl.trim_start_matches("selective-"));
+            t.rows.push(Comparison { label: format!("{label} swap-target"), paper: None, ours: mean(&|a| !kill_targets.contains(a)) });
+            t.rows.push(Comparison { label: format!("{label} kill-target"), paper: None, ours: mean(&|a| kill_targets.contains(a)) });
+            t.rows.push(Comparison { label: format!("{label} all"), paper: None, ours: mean(&|_| true) });
+        }
+    }
+    t
+}
+
+/// Fig. 11(a): flash traffic of scenario C, read and written, for the original Android
+/// and the swap-supported one (the paper: similar reads, more writes with swap).
+fn io_traffic(runs: &[RunRecord]) -> Table {
+    let mut t = Table { title: "Fig. 11(a): flash traffic in scenario C".into(), unit: "MiB".into(), rows: vec![] };
+    for p in ["android-lmk", "swap-all"] {
+        let mib = |f: &dyn Fn(&Metrics) -> u64| get(runs, "selective-c", p, |m| f(m) as f64 / 1048576.0);
+        t.rows.push(Comparison { label: format!("{p} read"), paper: None, ours: mib(&|m| m.flash_read_bytes) });
+        t.rows.push(Comparison { label: format!("{p} written"), paper: None, ours: mib(&|m| m.flash_write_bytes) });
+    }
+    t
 }
 
 fn get(runs: &[RunRecord], wl: &str, policy: &str, f: impl Fn(&Metrics) -> f64) -> f64 {
@@ -85,6 +129,44 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn record(wl: &str, policy: &str, launches: &[(&str, f64)], read: u64, written: u64) -> RunRecord {
+        RunRecord {
+            policy: policy.into(),
+            device: "nexus5".into(),
+            workload: wl.into(),
+            params: Default::default(),
+            seed: 1,
+            metrics: Metrics { flash_read_bytes: read, flash_write_bytes: written, ..Default::default() },
+            launches: launches
+                .iter()
+                .map(|&(app, ms)| floe_core::LaunchLog { app: app.into(), kind: floe_core::LaunchKind::Cold, ms, round: 0 })
+                .collect(),
+            kills_by: Default::default(),
+            slices: vec![],
+        }
+    }
+
+    /// Fig. 10 splits each run's launches by the app's target type; Fig. 11 reads C's
+    /// flash traffic.
+    #[test]
+    fn launches_split_by_target_type_and_c_traffic() {
+        let runs = [
+            record("selective-a1", "swap-all", &[("k", 100.0), ("s", 300.0), ("s", 500.0)], 0, 0),
+            record("selective-c", "swap-all", &[], 3 << 20, 5 << 20),
+            record("selective-c", "android-lmk", &[], 3 << 20, 1 << 20),
+        ];
+        let kill: BTreeSet<String> = ["k".to_string()].into();
+        let t = by_target(&runs, &kill);
+        let row = |t: &Table, label: &str| t.rows.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("{label}")).ours;
+        assert_eq!(row(&t, "a1 swap-all swap-target"), 400.0);
+        assert_eq!(row(&t, "a1 swap-all kill-target"), 100.0);
+        assert_eq!(row(&t, "a1 swap-all all"), 300.0);
+        assert!(row(&t, "c swap-all all").is_nan(), "no launch: n/a");
+        let io = io_traffic(&runs);
+        assert_eq!(row(&io, "swap-all written"), 5.0);
+        assert_eq!(row(&io, "android-lmk read"), 3.0);
+    }
 
     #[test]
     fn every_scenario_has_every_policy() {

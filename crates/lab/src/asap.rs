@@ -5,9 +5,9 @@
 //! memory pressure (Fig. 2.1); estimator precision and recall (Fig. 6.3); the CPU
 //! and flash traffic prepaging adds (Figs. 6.4, 6.5 in summary).
 
-use crate::report::{mean_where, pct_cut, Comparison, Report, Table};
+use crate::report::{mean_where, pct_cut, range, warm_ms_by_app, Comparison, Report, Table};
 use crate::RunSpec;
-use floe_core::{LaunchKind, Metrics, RunRecord};
+use floe_core::{Metrics, RunRecord};
 use floe_sim::{Catalog, Device, SimError, Workload};
 use std::collections::BTreeMap;
 
@@ -90,15 +90,7 @@ fn pressured(r: &RunRecord) -> bool {
 /// Mean switch (warm launch) time per app over a device's sequences, for one policy,
 /// under pressure or in the ideal runs.
 fn per_app_when(runs: &[RunRecord], dev: &str, policy: &str, under_pressure: bool) -> BTreeMap<String, f64> {
-    let mut acc: BTreeMap<String, (f64, u32)> = BTreeMap::new();
-    for r in runs.iter().filter(|r| r.device == dev && r.policy == policy && pressured(r) == under_pressure) {
-        for l in r.launches.iter().filter(|l| l.kind == LaunchKind::Warm) {
-            let e = acc.entry(l.app.clone()).or_default();
-            e.0 += l.ms;
-            e.1 += 1;
-        }
-    }
-    acc.into_iter().map(|(k, (s, n))| (k, s / n as f64)).collect()
+    warm_ms_by_app(runs.iter().filter(|r| r.device == dev && r.policy == policy && pressured(r) == under_pressure))
 }
 
 /// Mean switch time per app under pressure.
@@ -122,9 +114,8 @@ fn pressure_table(runs: &[RunRecord]) -> Table {
     };
     for dev in DEVICES {
         let (ideal, pressure) = (per_app_when(runs, dev, "demand-paging", false), per_app_when(runs, dev, "demand-paging", true));
-        let mean_of = |m: &BTreeMap<String, f64>| if m.is_empty() { f64::NAN } else { m.values().sum::<f64>() / m.len() as f64 };
-        let ratios: Vec<f64> = pressure.iter().filter_map(|(a, p)| ideal.get(a).map(|i| p / i)).collect();
-        let (lo, hi) = ratios.iter().fold((f64::NAN, f64::NAN), |(lo, hi), &r| (r.min(lo), r.max(hi)));
+        let mean_of = |m: &BTreeMap<String, f64>| crate::report::mean(m.values().copied());
+        let (lo, hi) = range(pressure.iter().filter_map(|(a, p)| ideal.get(a).map(|i| p / i)));
         t.rows.push(Comparison { label: format!("{dev} ideal switch ms"), paper: None, ours: mean_of(&ideal) });
         t.rows.push(Comparison { label: format!("{dev} switch ms under pressure"), paper: None, ours: mean_of(&pressure) });
         t.rows.push(Comparison {
@@ -224,7 +215,7 @@ mod tests {
     /// keeps the ideal runs out of every other table.
     #[test]
     fn pressure_table_compares_the_balloon_with_the_ideal_runs() {
-        use floe_core::{LaunchLog, Param};
+        use floe_core::{LaunchKind, LaunchLog, Param};
         let run = |policy: &str, balloon: f64, switches: &[(&str, f64)], reclaimed: u64| RunRecord {
             policy: policy.into(),
             device: "pixel4".into(),

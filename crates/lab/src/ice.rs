@@ -369,8 +369,8 @@ fn fig4_table(apps: &[(String, Reclaimed)]) -> Table {
     let reclaimed = sum(&|r| r.anon + r.file);
     let refaulted = sum(&|r| r.refaulted_anon + r.refaulted_file);
     let share = |x: f64, of: f64| if of > 0.0 { 100.0 * x / of } else { f64::NAN };
-    let per_app: Vec<f64> =
-        apps.iter().map(|(_, r)| share((r.refaulted_anon + r.refaulted_file) as f64, (r.anon + r.file) as f64)).collect();
+    let (least, most) =
+        crate::report::range(apps.iter().map(|(_, r)| share((r.refaulted_anon + r.refaulted_file) as f64, (r.anon + r.file) as f64)));
     t.rows.push(Comparison { label: "apps tested".into(), paper: Some(paper::FIG4_APPS), ours: apps.len() as f64 });
     t.rows.push(Comparison { label: "reclaimed pages per app".into(), paper: None, ours: reclaimed / apps.len().max(1) as f64 });
     t.rows.push(Comparison {
@@ -378,16 +378,8 @@ fn fig4_table(apps: &[(String, Reclaimed)]) -> Table {
         paper: Some(paper::FIG4_REFAULTED_PCT),
         ours: share(refaulted, reclaimed),
     });
-    t.rows.push(Comparison {
-        label: "  least of one app %".into(),
-        paper: None,
-        ours: per_app.iter().copied().fold(f64::INFINITY, f64::min),
-    });
-    t.rows.push(Comparison {
-        label: "  most of one app %".into(),
-        paper: None,
-        ours: per_app.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-    });
+    t.rows.push(Comparison { label: "  least of one app %".into(), paper: None, ours: least });
+    t.rows.push(Comparison { label: "  most of one app %".into(), paper: None, ours: most });
     t.rows.push(Comparison {
         label: "anonymous share of the refaults %".into(),
         paper: Some(paper::FIG4_ANON_SHARE_PCT),
@@ -630,13 +622,7 @@ fn slices_table(runs: &[RunRecord]) -> Table {
         .collect();
     slices.sort_by_key(|s| s.bg_refaults);
     let tenth = slices.len().div_ceil(10);
-    let mean = |xs: &[Slice], f: &dyn Fn(&Slice) -> f64| {
-        if xs.is_empty() {
-            f64::NAN
-        } else {
-            xs.iter().map(f).sum::<f64>() / xs.len() as f64
-        }
-    };
+    let mean = |xs: &[Slice], f: &dyn Fn(&Slice) -> f64| crate::report::mean(xs.iter().map(f));
     let (few, many) = (&slices[..tenth], &slices[slices.len() - tenth..]);
     let fps = |s: &Slice| s.frames as f64 / FIG2B_SLICE_S as f64;
     t.rows.push(Comparison { label: "slices".into(), paper: None, ours: slices.len() as f64 });
@@ -689,12 +675,7 @@ fn rendering_slices(samples: &[floe_core::Sample]) -> Vec<Slice> {
 
 /// Mean latency of the launches of `kind` (all when None) in a run, ms; NaN if none.
 fn launch_ms(r: &RunRecord, kind: Option<floe_core::LaunchKind>) -> f64 {
-    let xs: Vec<f64> = r.launches.iter().filter(|l| kind.is_none_or(|k| l.kind == k)).map(|l| l.ms).collect();
-    if xs.is_empty() {
-        f64::NAN
-    } else {
-        xs.iter().sum::<f64>() / xs.len() as f64
-    }
+    crate::report::mean(r.launches.iter().filter(|l| kind.is_none_or(|k| l.kind == k)).map(|l| l.ms))
 }
 
 /// A figure read off one run.
@@ -791,7 +772,7 @@ fn launch_ms_stddev(r: &RunRecord) -> f64 {
     if xs.len() < 2 {
         return f64::NAN;
     }
-    let m = xs.iter().sum::<f64>() / xs.len() as f64;
+    let m = crate::report::mean(xs.iter().copied());
     (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / xs.len() as f64).sqrt()
 }
 

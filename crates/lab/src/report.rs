@@ -57,14 +57,36 @@ impl Report {
     }
 }
 
-/// Mean of `f` over the runs `keep` selects; NaN when it selects none.
-pub fn mean_where(runs: &[RunRecord], keep: impl Fn(&RunRecord) -> bool, f: impl Fn(&floe_core::Metrics) -> f64) -> f64 {
-    let xs: Vec<f64> = runs.iter().filter(|r| keep(r)).map(|r| f(&r.metrics)).collect();
-    if xs.is_empty() {
+/// Mean of `xs`; NaN when there are none.
+pub fn mean(xs: impl IntoIterator<Item = f64>) -> f64 {
+    let (sum, n) = xs.into_iter().fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 {
         f64::NAN
     } else {
-        xs.iter().sum::<f64>() / xs.len() as f64
+        sum / n as f64
     }
+}
+
+/// The least and the largest of `xs`; NaN for both when there are none.
+pub fn range(xs: impl IntoIterator<Item = f64>) -> (f64, f64) {
+    xs.into_iter().fold((f64::NAN, f64::NAN), |(lo, hi), x| (x.min(lo), x.max(hi)))
+}
+
+/// Each app's mean warm-launch (switch) latency over the runs' launch logs, ms.
+pub fn warm_ms_by_app<'a>(runs: impl IntoIterator<Item = &'a RunRecord>) -> std::collections::BTreeMap<String, f64> {
+    let mut acc: std::collections::BTreeMap<String, (f64, u32)> = Default::default();
+    for r in runs {
+        for l in r.launches.iter().filter(|l| l.kind == floe_core::LaunchKind::Warm) {
+            let e = acc.entry(l.app.clone()).or_default();
+            *e = (e.0 + l.ms, e.1 + 1);
+        }
+    }
+    acc.into_iter().map(|(app, (sum, n))| (app, sum / f64::from(n))).collect()
+}
+
+/// Mean of `f` over the runs `keep` selects; NaN when it selects none.
+pub fn mean_where(runs: &[RunRecord], keep: impl Fn(&RunRecord) -> bool, f: impl Fn(&floe_core::Metrics) -> f64) -> f64 {
+    mean(runs.iter().filter(|r| keep(r)).map(|r| f(&r.metrics)))
 }
 
 /// How much lower `with` is than `base`, in percent of `base` (0 when base is 0).
@@ -138,5 +160,33 @@ mod tests {
         assert!(t.lines().any(|l| l.trim_start().starts_with('b') && l.contains('-')), "{t}");
         assert!(t.contains("note: n"));
         assert!(t.lines().any(|l| l.trim_start().starts_with('c') && l.matches("n/a").count() == 2) && !t.contains("NaN"), "{t}");
+    }
+
+    /// The plain statistics the tables share: NaN where there is nothing to take.
+    #[test]
+    fn mean_range_and_warm_launches_by_app() {
+        use floe_core::{LaunchKind, LaunchLog};
+        assert_eq!(mean([1.0, 2.0, 6.0]), 3.0);
+        assert!(mean([]).is_nan());
+        assert_eq!(range([3.0, -1.0, 2.0]), (-1.0, 3.0));
+        let (lo, hi) = range([]);
+        assert!(lo.is_nan() && hi.is_nan());
+        let run = |launches: Vec<LaunchLog>| RunRecord {
+            policy: "p".into(),
+            device: "d".into(),
+            workload: "w".into(),
+            params: Default::default(),
+            seed: 1,
+            metrics: Default::default(),
+            launches,
+            kills_by: Default::default(),
+            slices: vec![],
+        };
+        let log = |app: &str, kind, ms| LaunchLog { app: app.into(), kind, ms, round: 1 };
+        let a = run(vec![log("x", LaunchKind::Warm, 100.0), log("x", LaunchKind::Cold, 9000.0), log("y", LaunchKind::Warm, 50.0)]);
+        let b = run(vec![log("x", LaunchKind::Warm, 300.0)]);
+        let by_app = warm_ms_by_app([&a, &b]);
+        assert_eq!(by_app.len(), 2);
+        assert_eq!((by_app["x"], by_app["y"]), (200.0, 50.0), "cold launches are not switches");
     }
 }

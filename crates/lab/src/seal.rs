@@ -6,7 +6,7 @@
 //! the sensitivity studies
 //! of SL1/SL2 sizes (Fig. 15), k (Fig. 16) and mu (Fig. 17) on SEAL.
 
-use crate::report::{mean_where, pct_cut, Comparison, Report, Table};
+use crate::report::{mean_where, pct_cut, range, warm_ms_by_app, Comparison, Report, Table};
 use crate::RunSpec;
 use floe_core::{Metrics, Param, RunRecord};
 use floe_sim::SimError;
@@ -277,28 +277,19 @@ fn motivation(runs: &[RunRecord]) -> Table {
         ours: m(on, &|m| m.caching_capability),
     });
     // Each app's mean warm launch, ms.
-    fn warm(r: Option<&RunRecord>) -> std::collections::BTreeMap<&str, f64> {
-        let mut by_app: std::collections::BTreeMap<&str, (f64, u32)> = Default::default();
-        for l in r.map_or(&[][..], |r| &r.launches[..]).iter().filter(|l| l.kind == floe_core::LaunchKind::Warm) {
-            let e = by_app.entry(&l.app).or_default();
-            *e = (e.0 + l.ms, e.1 + 1);
-        }
-        by_app.into_iter().map(|(a, (sum, n))| (a, sum / f64::from(n))).collect()
-    }
-    let (w_off, w_on) = (warm(off), warm(on));
+    let (w_off, w_on) = (warm_ms_by_app(off), warm_ms_by_app(on));
     let ratios: Vec<f64> = w_on.iter().filter_map(|(a, on)| w_off.get(a).map(|off| on / off)).collect();
-    let (lo, hi) = ratios.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &r| (lo.min(r), hi.max(r)));
-    let none = ratios.is_empty();
+    let (lo, hi) = range(ratios.iter().copied());
     t.rows.push(Comparison { label: "apps warm-launched both ways".into(), paper: None, ours: ratios.len() as f64 });
     t.rows.push(Comparison {
         label: "warm launch with swap / without, least of an app".into(),
         paper: Some(paper::MOTIVATION_WARM_RATIO.0),
-        ours: if none { f64::NAN } else { lo },
+        ours: lo,
     });
     t.rows.push(Comparison {
         label: "warm launch with swap / without, most of an app".into(),
         paper: Some(paper::MOTIVATION_WARM_RATIO.1),
-        ours: if none { f64::NAN } else { hi },
+        ours: hi,
     });
     t.rows.push(Comparison {
         label: "alerts swap-all / android-lmk".into(),

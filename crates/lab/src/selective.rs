@@ -53,14 +53,7 @@ fn by_target(runs: &[RunRecord], kill_targets: &BTreeSet<String>) -> Table {
     for wl in SCENARIOS {
         for p in POLICIES {
             let Some(r) = runs.iter().find(|r| r.workload == wl && r.policy == p) else { continue };
-            let mean = |keep: &dyn Fn(&str) -> bool| {
-                let xs: Vec<f64> = r.launches.iter().filter(|l| keep(&l.app)).map(|l| l.ms).collect();
-                if xs.is_empty() {
-                    f64::NAN
-                } else {
-                    xs.iter().sum::<f64>() / xs.len() as f64
-                }
-            };
+            let mean = |keep: &dyn Fn(&str) -> bool| crate::report::mean(r.launches.iter().filter(|l| keep(&l.app)).map(|l| l.ms));
             let label = format!("{} {p}", wl.trim_start_matches("selective-"));
             t.rows.push(Comparison { label: format!("{label} swap-target"), paper: None, ours: mean(&|a| !kill_targets.contains(a)) });
             t.rows.push(Comparison { label: format!("{label} kill-target"), paper: None, ours: mean(&|a| kill_targets.contains(a)) });

@@ -13,7 +13,7 @@ mod launch;
 mod reclaim;
 mod seal;
 
-use launch::{invariant_share, LaunchSet, Spread};
+use launch::{invariant_share, LaunchSet, Spread, Walk};
 
 use crate::cpu::{self, BgGroup, Cpu};
 use crate::flash::{Flash, Op};
@@ -58,7 +58,9 @@ const BG_FILE_SHARE: u32 = 4;
 /// app's reclaimed pages came back within 30 s in the background. floe reads that as
 /// the size of the background working set — the pages a cached app keeps touching —
 /// not as a stream of new pages: `bg_touch_mib` per wakeup is that set spread over the
-/// wakeups in the window, so the set is `bg_touch_mib x BG_WINDOW_S / bg_period_s`.
+/// wakeups in the window, so the set is `bg_touch_mib x BG_WINDOW_S / bg_period_s`, and
+/// the wakeups walk it in passes of distinct pages (`Walk`), so a window's worth of
+/// them touches all of it.
 const BG_WINDOW_S: f64 = 30.0;
 /// Salt that derives an app's background-set key from its launch key.
 const BG_SPREAD_KEY: u64 = 0xB6;
@@ -319,6 +321,9 @@ struct AppRt {
     /// Where freeze-aware eviction resumes in this app's anonymous [0] and file [1]
     /// pages (reset on thaw).
     evict_cursor: [u32; 2],
+    /// Where the background wakeups are in their passes over the background working
+    /// set's anonymous [0] and file [1] pages (`Walk`; reset on death).
+    bg_walk: [Walk; 2],
     state: AppState,
     oom_adj: i32,
     last_used: Nanos,
@@ -606,6 +611,7 @@ impl Sim {
                     populated: 0,
                     file_seen: 0,
                     evict_cursor: [0; 2],
+                    bg_walk: [Walk::default(); 2],
                     state: AppState::Dead,
                     oom_adj: 1001,
                     last_used: Nanos::ZERO,
@@ -1347,12 +1353,15 @@ impl Sim {
         // the foreground's hot pages are heap prefixes; a prefix here would nest in them).
         let spread = Spread::new(a.populated, splitmix(a.launch_key, BG_SPREAD_KEY));
         let mut idx = std::mem::take(&mut self.scratch);
-        let rng = &mut self.apps[app as usize].rng;
+        let a = &mut self.apps[app as usize];
+        // Each wakeup takes the next pages of a pass over the set, so the wakeups of one
+        // window touch distinct pages until all of the set has been touched.
+        let (rng, [walk_anon, walk_file]) = (&mut a.rng, &mut a.bg_walk);
         if pop > 0 {
-            idx.extend((0..n).map(|_| spread.at(below(rng.next_u32(), pop))));
+            idx.extend((0..n).map(|_| spread.at(walk_anon.next(pop, rng))));
         }
         if wf > 0 {
-            idx.extend((0..nf).map(|_| file0 + below(rng.next_u32(), wf)));
+            idx.extend((0..nf).map(|_| file0 + walk_file.next(wf, rng)));
         }
         self.touch_all(app, &mut idx, &mut ctx);
         self.scratch = idx;

@@ -93,6 +93,7 @@ impl Sim {
         a.life += 1;
         a.populated = 0;
         a.file_seen = 0;
+        a.bg_walk = Default::default();
         a.frame_busy = false;
         a.launch = None;
         a.unkillable = false;

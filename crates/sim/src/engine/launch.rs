@@ -126,6 +126,47 @@ impl LaunchSet {
     }
 }
 
+/// Greatest common divisor.
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Passes over `0..n` in random orders, one value at a time: every pass visits each
+/// value once, in an affine permutation `j -> (j * step + offset) mod n` drawn afresh
+/// (a random step coprime to `n`, a random offset) when the pass begins. A cached app's
+/// wakeups walk its background working set this way, so the pages a window of wakeups
+/// touches are distinct until the whole set has been touched (docs/MODEL-NOTES.md,
+/// "Background activity").
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Walk {
+    n: u32,
+    pos: u32,
+    step: u32,
+    offset: u32,
+}
+
+impl Walk {
+    /// The next value of the current pass over `0..n` (`n > 0`); a new pass begins when
+    /// the last one is done or `n` changed.
+    pub(super) fn next(&mut self, n: u32, rng: &mut FastRng) -> u32 {
+        debug_assert!(n > 0);
+        if self.pos >= self.n || self.n != n {
+            let n64 = n as u64;
+            let mut step = rng.gen_range(0..n64);
+            while gcd(step, n64) != 1 {
+                step = (step + 1) % n64;
+            }
+            *self = Walk { n, pos: 0, step: step as u32, offset: rng.gen_range(0..n) };
+        }
+        let j = self.pos;
+        self.pos += 1;
+        ((j as u64 * self.step as u64 + self.offset as u64) % self.n as u64) as u32
+    }
+}
+
 /// The affine permutation `j -> (j * step + offset) mod n` of `0..n` whose first `m`
 /// values are a set of `m` pages spread evenly over the range: `step` is the integer
 /// nearest `n` over the golden ratio that is coprime to `n`, so by the three-distance
@@ -140,12 +181,6 @@ pub(super) struct Spread {
 
 impl Spread {
     pub(super) fn new(n: u32, key: u64) -> Spread {
-        let gcd = |mut a: u64, mut b: u64| {
-            while b != 0 {
-                (a, b) = (b, a % b);
-            }
-            a
-        };
         let n64 = n.max(1) as u64;
         let mut step = ((n64 as f64 * 0.618_033_988_749_895).round() as u64).max(1);
         while gcd(step, n64) != 1 {
@@ -163,7 +198,7 @@ impl Spread {
 
 #[cfg(test)]
 mod tests {
-    use super::{invariant_share, launch_invariant, LaunchSet, Spread};
+    use super::{invariant_share, launch_invariant, LaunchSet, Spread, Walk};
     use crate::engine::{stream, LAUNCH_SEGMENTS};
     use std::collections::BTreeSet;
 
@@ -254,6 +289,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_walk_visits_every_value_once_per_pass_in_a_new_order_each_pass() {
+        let mut rng = stream(1, 2);
+        for n in [1u32, 2, 6, 97, 1000, 38_400] {
+            let mut w = Walk::default();
+            let mut orders = Vec::new();
+            for _ in 0..4 {
+                let pass: Vec<u32> = (0..n).map(|_| w.next(n, &mut rng)).collect();
+                let mut sorted = pass.clone();
+                sorted.sort_unstable();
+                assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "n {n}: a pass is not a permutation");
+                orders.push(pass);
+            }
+            if n >= 97 {
+                // Four passes, four orders: a pass is drawn afresh, not repeated.
+                orders.sort();
+                orders.dedup();
+                assert_eq!(orders.len(), 4, "n {n}: passes repeat their order");
+            }
+        }
+        // A set that changes size mid-pass starts a new pass over the new range.
+        let mut w = Walk::default();
+        for _ in 0..5 {
+            w.next(10, &mut rng);
+        }
+        let pass: Vec<u32> = (0..7).map(|_| w.next(7, &mut rng)).collect();
+        let mut sorted = pass.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..7).collect::<Vec<_>>());
     }
 
     #[test]

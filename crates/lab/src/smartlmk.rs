@@ -1,13 +1,17 @@
 //! The SmartLMK paper's evaluation (Kim et al., ACM TECS 2016, §6.3): the 256-launch
 //! benchmark on the Galaxy Nexus with a memory balloon of 0 to 128 MB, SmartLMK
 //! against the stock LMK ("Vanilla"): total launch time (Fig. 10), app resumes
-//! (Fig. 11), LMK kills (Fig. 14) and the processes SmartLMK kills at once (§6.5).
+//! (Fig. 11), each app's launch time (Fig. 12), LMK kills (Fig. 14), the processes
+//! SmartLMK kills at once (§6.5), and the launch tracker's parameters against the
+//! launches of the benchmark (§6.2, Fig. 6).
 
 use crate::report::{mean_where, paired_cut_stderr, pct_cut, Comparison, Report, Table};
 use crate::RunSpec;
-use floe_core::{LaunchKind, Metrics, Param, RunRecord};
+use floe_core::{Action, Event, EventMask, LaunchKind, Metrics, Nanos, Param, Policy, RunRecord, Setup, SystemView};
+use floe_policies::smartlmk::{LaunchTracker, TrackerParams};
 use floe_sim::SimError;
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 const BALLOONS_MIB: [f64; 5] = [0.0, 32.0, 64.0, 96.0, 128.0];
 const POLICIES: [&str; 2] = ["android-lmk", "smartlmk"];
@@ -22,6 +26,13 @@ mod paper {
     pub const PROCESSES_PER_BATCH: f64 = 1.67;
     /// §6.3 on Fig. 13 (balloon 0): change in app resumes, SmartLMK minus Vanilla, for
     /// the apps the text names.
+    /// §6.3 on Fig. 12 (balloon 0): "the average app launch time is reduced by up to 6.7
+    /// seconds for Candy Crush Saga, which is 47.1% of the average launch time of the app
+    /// in Vanilla".
+    pub const LARGEST_CUT: (&str, f64, f64) = ("candy-crush", 6.7, 47.1);
+    /// Table I: the launch tracker's parameters, picked to minimise the squared error of
+    /// its estimates over traces of real launches (§6.2, Fig. 6).
+    pub const TRACKER: (f64, f64, u32) = (0.90, 0.56, 17);
     pub const RESUME_DELTA: [(&str, f64); 7] = [
         ("sms", -7.0),
         ("browser", -7.0),
@@ -50,7 +61,10 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
 
 pub fn run(quick: bool, progress: crate::Progress) -> Result<Report, SimError> {
     let runs = crate::run_all(&specs(quick), progress)?;
-    Ok(report(runs, quick))
+    let traces = launch_traces(if quick { 1 } else { 3 })?;
+    let mut r = report(runs, quick);
+    r.tables.push(tracker_table(&traces));
+    Ok(r)
 }
 
 fn mean(runs: &[RunRecord], policy: &str, balloon: f64, f: impl Fn(&Metrics) -> f64) -> f64 {
@@ -95,6 +109,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
         });
     }
     let per_app = per_app_table(&runs);
+    let launch_by_app = launch_time_by_app_table(&runs);
     kills.rows.push(Comparison {
         label: "balloon   0 MB smartlmk processes per kill batch (Sec. 6.5)".into(),
         paper: Some(paper::PROCESSES_PER_BATCH),
@@ -103,8 +118,9 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     let notes = vec![
         format!("{}: each cell is the mean of {} seed(s); the launch sequence is the paper's Table II mix, fixed.", if quick { "--quick" } else { "full run" }, if quick { 1 } else { 3 }),
         "Known differences: app footprints in data/apps.toml are for 2016-2022 app versions, larger than the Galaxy Nexus-era apps of the paper (Facebook 330 MiB here, about 50 MB in the paper's Fig. 3), so more launches are cold in both policies; SmartLMK keeps the slow-starting games warm more often than Vanilla (Fig. 13's shift) but resumes a few fewer apps in total (Fig. 11: the paper's resumed more). Every app's RSS includes the 29.3 MB it shares with Zygote (§6.3), which SmartLMK's Memory = RSS - RSS(Zygote) subtracts again. Cached apps keep their first-10-s background activity (docs/MODEL-NOTES.md).".into(),
+        "§6.2 / Fig. 6 replays SmartLMK's launch tracker over the busy + I/O-wait share Vanilla's runs showed every 100 ms, from each launch to the next, against the latency the simulator measured; Table I's values were fitted by the paper to its phone's traces, the values here are the ones floe's traces favour. floe's utilisation does not fall away when a launch ends: the app goes on growing to its full footprint at 64 MiB/s (file reads, so I/O wait) and cached apps' wakeups keep a core busy, so the tracker ends late and SmartLMK's start and resume times, which it learns from the tracker, are too long by about the same amount for every app (docs/MODEL-NOTES.md).".into(),
     ];
-    Report { experiment: "smartlmk".into(), runs, tables: vec![total, resumes, per_app, kills, gain], notes }
+    Report { experiment: "smartlmk".into(), runs, tables: vec![total, resumes, launch_by_app, per_app, kills, gain], notes }
 }
 
 /// §6.5: the processes SmartLMK's kill decisions take at once, on average over its runs
@@ -163,6 +179,173 @@ fn per_app_table(runs: &[RunRecord]) -> Table {
     t
 }
 
+/// Fig. 12 at balloon 0: each app's mean launch time (starts and resumes together) under
+/// Vanilla and the change under SmartLMK, in seconds, apps in increasing order of
+/// Vanilla's mean as in the paper's figure; then the largest cut, the paper's Candy Crush.
+fn launch_time_by_app_table(runs: &[RunRecord]) -> Table {
+    let at0 = |r: &&RunRecord| r.params.get("balloon_mib") == Some(&Param::Float(0.0));
+    // app -> (sum ms, launches) under [vanilla, smartlmk]
+    let mut apps: BTreeMap<&str, [(f64, f64); 2]> = BTreeMap::new();
+    for r in runs.iter().filter(at0) {
+        let i = usize::from(r.policy == "smartlmk");
+        for l in &r.launches {
+            let e = &mut apps.entry(l.app.as_str()).or_default()[i];
+            e.0 += l.ms;
+            e.1 += 1.0;
+        }
+    }
+    let mean = |(ms, n): (f64, f64)| if n > 0.0 { ms / n / 1000.0 } else { f64::NAN };
+    let mut order: Vec<(&str, f64, f64)> = apps.iter().map(|(&a, &[v, s])| (a, mean(v), mean(s))).collect();
+    order.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
+    let mut t = Table {
+        title: "Fig. 12 (balloon 0): mean launch time of each app, Vanilla and SmartLMK's change; apps by Vanilla's mean".into(),
+        unit: "seconds".into(),
+        rows: vec![],
+    };
+    for &(app, v, s) in &order {
+        let paper = (app == paper::LARGEST_CUT.0).then_some(-paper::LARGEST_CUT.1);
+        t.rows.push(Comparison { label: format!("{app} (Vanilla {v:.1} s) change"), paper, ours: s - v });
+    }
+    let largest = order.iter().filter(|x| (x.2 - x.1).is_finite()).min_by(|a, b| (a.2 - a.1).total_cmp(&(b.2 - b.1)).then(a.0.cmp(b.0)));
+    if let Some(&(app, v, s)) = largest {
+        let is_papers = app == paper::LARGEST_CUT.0;
+        t.rows.push(Comparison { label: format!("largest cut: {app}, seconds"), paper: Some(paper::LARGEST_CUT.1), ours: v - s });
+        t.rows.push(Comparison {
+            label: format!("largest cut: {app}, % of its Vanilla mean{}", if is_papers { "" } else { " (paper: candy-crush)" }),
+            paper: Some(paper::LARGEST_CUT.2),
+            ours: pct_cut(v, s),
+        });
+    }
+    t
+}
+
+/// The utilisation a launch tracker would have seen over one launch: U_0 when the
+/// launch began, then each 100 ms interval's busy + I/O-wait share until the next launch
+/// began (SmartLMK's tracker gives up its session there), and the latency the simulator
+/// measured.
+#[derive(Clone, Debug, Default)]
+struct LaunchTrace {
+    start: Nanos,
+    u0: f64,
+    samples: Vec<(Nanos, f64)>,
+    latency: Option<Nanos>,
+}
+
+/// Runs a policy and records, beside it, what SmartLMK's launch tracker samples: the
+/// same events and the same `cpu_busy_iowait` every I = 100 ms. The policy itself acts as
+/// it would alone (it is handed every event; the ones it did not ask for it ignores).
+struct TraceRecorder {
+    inner: Box<dyn Policy>,
+    traces: Arc<Mutex<Vec<LaunchTrace>>>,
+}
+
+impl Policy for TraceRecorder {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn setup(&self) -> Setup {
+        let s = self.inner.setup();
+        assert!(s.tick.is_none(), "the recorder sets the tick; {} has its own", self.inner.name());
+        Setup { tick: Some(TrackerParams::default().interval), events: EventMask { launches: true, ..s.events }, ..s }
+    }
+    fn on_event(&mut self, ev: &Event, view: &dyn SystemView, out: &mut Vec<Action>) {
+        let mut traces = self.traces.lock().expect("trace lock");
+        match *ev {
+            Event::LaunchStarted { .. } => traces.push(LaunchTrace { start: view.now(), u0: view.cpu_busy_iowait(), ..Default::default() }),
+            Event::Tick => {
+                if let Some(t) = traces.last_mut() {
+                    t.samples.push((view.now(), view.cpu_busy_iowait()));
+                }
+            }
+            Event::LaunchDone { latency, .. } => {
+                if let Some(t) = traces.last_mut() {
+                    t.latency = Some(latency);
+                }
+            }
+            _ => {}
+        }
+        drop(traces);
+        self.inner.on_event(ev, view, out);
+    }
+}
+
+/// §6.2's traces: Vanilla's launches of the 256-launch benchmark at balloon 0, one run
+/// per seed (the paper recorded its traces on the phone under the stock system).
+fn launch_traces(seeds: u64) -> Result<Vec<LaunchTrace>, SimError> {
+    use rayon::prelude::*;
+    let catalog = floe_sim::Catalog::embedded()?;
+    let wl = floe_sim::Workload::load("smartlmk-256", &catalog)?;
+    let device = floe_sim::Device::load("galaxy-nexus")?;
+    let per_seed: Vec<Vec<LaunchTrace>> = (1..=seeds)
+        .into_par_iter()
+        .map(|seed| {
+            let traces = Arc::new(Mutex::new(Vec::new()));
+            let inner = floe_policies::make_spec("android-lmk").map_err(SimError::Policy)?;
+            let recorder = Box::new(TraceRecorder { inner, traces: traces.clone() });
+            let opts = floe_sim::RunOptions { seed, balloon_mib: Some(0.0), ..Default::default() };
+            let mut sim = floe_sim::Sim::try_new(&device, &wl, &catalog, recorder, &opts)?;
+            sim.run_to_end();
+            if sim.overran() {
+                return Err(SimError::Run(format!("§6.2's trace run (seed {seed}) did not finish")));
+            }
+            let traces = std::mem::take(&mut *traces.lock().expect("trace lock"));
+            Ok(traces)
+        })
+        .collect::<Result<_, SimError>>()?;
+    Ok(per_seed.into_iter().flatten().filter(|t| t.latency.is_some()).collect())
+}
+
+/// The tracker's estimate of one launch, in ms: its T_launch, or, if its session had not
+/// ended when the next launch began, the whole trace (an error it would at least make).
+fn tracked_ms(p: TrackerParams, t: &LaunchTrace) -> f64 {
+    let mut tracker = LaunchTracker::start(p, t.start, t.u0);
+    let end = t.samples.last().map_or(t.start, |s| s.0);
+    let est = t.samples.iter().find_map(|&(now, u)| tracker.sample(now, u)).unwrap_or(end.saturating_sub(t.start));
+    est.as_ms_f64()
+}
+
+/// Root mean square of the tracker's errors over the traces, in ms.
+fn rms_error_ms(p: TrackerParams, traces: &[LaunchTrace]) -> f64 {
+    let sq: f64 = traces.iter().map(|t| (tracked_ms(p, t) - t.latency.map_or(0.0, Nanos::as_ms_f64)).powi(2)).sum();
+    (sq / traces.len().max(1) as f64).sqrt()
+}
+
+/// §6.2 / Fig. 6: each parameter swept with the other two at Table I's values, as the
+/// paper did; the value with the least squared error beside the paper's choice.
+fn tracker_table(traces: &[LaunchTrace]) -> Table {
+    let table1 = TrackerParams::default();
+    let (pa, pp, pn) = paper::TRACKER;
+    let mut t = Table {
+        title: format!(
+            "§6.2 / Fig. 6: launch tracker against Vanilla's {} launches (balloon 0), each parameter swept with the others at Table I's",
+            traces.len()
+        ),
+        unit: "value; ms".into(),
+        rows: vec![],
+    };
+    let grid: Vec<f64> = (1..=19).map(|i| f64::from(i) * 0.05).chain([0.99]).collect();
+    let best = |ps: Vec<(f64, TrackerParams)>| {
+        ps.into_iter()
+            .map(|(x, p)| (x, rms_error_ms(p, traces)))
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.total_cmp(&b.0)))
+            .unwrap_or((f64::NAN, f64::NAN))
+    };
+    let alpha = best(grid.iter().map(|&a| (a, TrackerParams { alpha: a, ..table1 })).collect());
+    let peak = best(grid.iter().map(|&x| (x, TrackerParams { tau_peak: x, ..table1 })).collect());
+    let n = best((1..=40u32).map(|n| (f64::from(n), TrackerParams { tau_n: n, ..table1 })).collect());
+    for (name, paper, (x, err)) in [("alpha", pa, alpha), ("tau_peak", pp, peak), ("tau_N", f64::from(pn), n)] {
+        t.rows.push(Comparison { label: format!("{name} with the least error"), paper: Some(paper), ours: x });
+        t.rows.push(Comparison { label: "  RMS error there, ms".into(), paper: None, ours: err });
+    }
+    t.rows.push(Comparison { label: "RMS error at Table I's values, ms".into(), paper: None, ours: rms_error_ms(table1, traces) });
+    let bias =
+        traces.iter().map(|t| tracked_ms(table1, t) - t.latency.map_or(0.0, Nanos::as_ms_f64)).sum::<f64>() / traces.len().max(1) as f64;
+    t.rows.push(Comparison { label: "mean error at Table I's values (estimate - actual), ms".into(), paper: None, ours: bias });
+    let actual = traces.iter().map(|t| t.latency.map_or(0.0, Nanos::as_ms_f64)).sum::<f64>() / traces.len().max(1) as f64;
+    t.rows.push(Comparison { label: "mean actual launch time, ms".into(), paper: None, ours: actual });
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,6 +386,52 @@ mod tests {
             kills_by: Default::default(),
             slices: vec![],
         }
+    }
+
+    /// A trace of `busy` samples at 1.0 then `idle` at 0.0, every 100 ms from t = 0.
+    fn trace(busy: usize, idle: usize, latency_ms: u64) -> LaunchTrace {
+        let samples = (1..=busy + idle).map(|i| (Nanos::from_ms(100 * i as u64), if i <= busy { 1.0 } else { 0.0 })).collect();
+        LaunchTrace { start: Nanos::ZERO, u0: 0.0, samples, latency: Some(Nanos::from_ms(latency_ms)) }
+    }
+
+    /// The replayed tracker is the policy's: one busy second at alpha = 0.9 ends once the
+    /// activity has fallen to 0.56 of its peak (6 idle samples) and stayed there for 17
+    /// more intervals; a session the next launch cut short counts as the whole trace.
+    #[test]
+    fn a_replayed_trace_gives_the_trackers_estimate_or_the_whole_trace() {
+        let p = TrackerParams::default();
+        // Peak 1 - 0.9^10 at the last busy sample; 0.9^k <= 0.56 from k = 6, so the first
+        // settled sample is the 16th (1.6 s) and the session ends 17 intervals later.
+        let t = trace(10, 40, 1000);
+        assert!((tracked_ms(p, &t) - 1600.0).abs() < 1e-6, "{}", tracked_ms(p, &t));
+        let short = trace(10, 10, 1000);
+        assert_eq!(tracked_ms(p, &short), 2000.0);
+        let err = rms_error_ms(p, &[t.clone(), short]);
+        assert!((err - ((600.0f64.powi(2) + 1000.0f64.powi(2)) / 2.0).sqrt()).abs() < 1e-6);
+        // The sweep finds, for tau_N, the value that makes the first trace exact: the
+        // estimate does not depend on tau_N once the session ends, so its least error is
+        // tau_N = 1, the first value tried, and the table says so beside Table I's 17.
+        let table = tracker_table(&[t]);
+        let row = |l: &str| table.rows.iter().find(|r| r.label == l).map(|r| r.ours).unwrap();
+        assert_eq!(row("tau_N with the least error"), 1.0);
+        assert!((row("mean error at Table I's values (estimate - actual), ms") - 600.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn launch_times_by_app_are_ordered_by_vanilla_and_name_the_largest_cut() {
+        use LaunchKind::{Cold, Warm};
+        let runs = vec![
+            run("android-lmk", &[("game", Cold, 12_000.0), ("game", Cold, 10_000.0), ("sms", Warm, 500.0)]),
+            run("smartlmk", &[("game", Cold, 12_000.0), ("game", Warm, 2_000.0), ("sms", Cold, 900.0)]),
+        ];
+        let t = launch_time_by_app_table(&runs);
+        let rows: Vec<(&str, f64)> = t.rows.iter().map(|r| (r.label.as_str(), r.ours)).collect();
+        assert_eq!(rows[0], ("sms (Vanilla 0.5 s) change", 0.4));
+        assert_eq!(rows[1].0, "game (Vanilla 11.0 s) change");
+        assert!((rows[1].1 + 4.0).abs() < 1e-9);
+        assert_eq!(rows[2].0, "largest cut: game, seconds");
+        assert!((rows[2].1 - 4.0).abs() < 1e-9);
+        assert!((rows[3].1 - 400.0 / 11.0).abs() < 1e-9, "{}", rows[3].1);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! launch latency (Fig. 10), interaction alerts (Fig. 11) and app caching capability
 //! (Fig. 13, and per round, Fig. 14) for No-SWAP, ZSWAP, LLR, LLR+HPL and SEAL; then
 //! the sensitivity studies
-//! of SL1/SL2 sizes (Fig. 15), k (Fig. 16) and mu (Fig. 17) on SEAL.
+//! of SL1/SL2 sizes (Fig. 15), k (Fig. 16) and mu (Fig. 17) on SEAL, and the interaction
+//! alerts of No-SWAP, ZSWAP and SEAL by the number of Monkey events (Fig. 12).
 
 use crate::report::{mean_where, pct_cut, range, warm_ms_by_app, Comparison, Report, Table};
 use crate::RunSpec;
@@ -45,6 +46,16 @@ mod paper {
     pub const MOTIVATION_ALERTS_RATIO: f64 = 6.0;
 }
 
+/// Fig. 12: numbers of Monkey events per app besides the main runs' 500 (`EVENTS`); the
+/// paper's 10,000 is left out (500 s of use per app, 150,000 simulated seconds a run).
+const FIG12_EVENTS: [u32; 3] = [10, 100, 1000];
+/// Fig. 12's three cases.
+const FIG12_POLICIES: [&str; 3] = ["android-lmk", "zswap", "seal"];
+/// The workload's Monkey events per app (SEAL §VI-A.2) and the input rate its use time is
+/// derived from (data/workloads/seal-30apps.toml: 500 events in 25 s).
+const EVENTS: u32 = 500;
+const EVENTS_PER_S: f64 = 20.0;
+
 /// The sweeps: SL1/SL2 sizes in MiB (Fig. 15 names (256, 512) and (64, 4096)), k
 /// (Fig. 16, 1..6) and mu (Fig. 17, 0..1). `quick` takes fewer points.
 fn sweeps(quick: bool) -> (Vec<(u32, u32)>, Vec<u8>, Vec<f64>) {
@@ -81,12 +92,22 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
     for seed in shuffle_seeds(quick) {
         v.extend(POLICIES.iter().map(|p| RunSpec { seed, shuffle_rounds: true, ..spec(p.to_string(), rounds) }));
     }
+    for events in FIG12_EVENTS {
+        let use_s = Some(f64::from(events) / EVENTS_PER_S);
+        v.extend(FIG12_POLICIES.iter().map(|p| RunSpec { use_s, ..spec(p.to_string(), rounds) }));
+    }
     v
 }
 
-/// Whether a run launched each round in the workload's listed order.
+/// Whether a run is one of the main ones: each round in the workload's listed order, its
+/// 500 events per app.
 fn listed(r: &RunRecord) -> bool {
-    !r.params.contains_key("shuffle_rounds")
+    !shuffled(r) && !r.params.contains_key("use_s")
+}
+
+/// Whether a run launched each round in a fresh random order.
+fn shuffled(r: &RunRecord) -> bool {
+    r.params.contains_key("shuffle_rounds")
 }
 
 pub fn run(quick: bool, progress: crate::Progress) -> Result<Report, SimError> {
@@ -199,16 +220,16 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
         }
     }
     // The same, with each round in a fresh random order: the paper gives none.
-    let mut shuffled = Table {
+    let mut shuffled_table = Table {
         title: "Fig. 13 with each round's launch order shuffled (the paper publishes no order)".into(),
         unit: "apps; ratio; trend +1 rises, -1 falls".into(),
         rows: vec![],
     };
-    let sc = |p: &str| mean_where(&runs, |r| !listed(r) && r.policy == p, |m| m.caching_capability);
+    let sc = |p: &str| mean_where(&runs, |r| shuffled(r) && r.policy == p, |m| m.caching_capability);
     for p in POLICIES {
-        shuffled.rows.push(Comparison { label: p.into(), paper: lookup(&paper::CACHED, p), ours: sc(p) });
+        shuffled_table.rows.push(Comparison { label: p.into(), paper: lookup(&paper::CACHED, p), ours: sc(p) });
     }
-    shuffled.rows.extend(caching_against_the_paper(&sc));
+    shuffled_table.rows.extend(caching_against_the_paper(&sc));
     let fig14 = per_round(&runs);
     let (sizes, ks, mus) = sweeps(quick);
     let mut sl = Table { title: "Fig. 15: SEAL's caching capability by SL1 / SL2 size".into(), unit: "apps".into(), rows: vec![] };
@@ -250,7 +271,49 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
         "Known differences: cached apps keep Ice's first-10-s background activity (docs/MODEL-NOTES.md), so AGS's whole-app swap-outs bring background refaults from SL2 that queue ahead of the foreground's reads, and LLR, which swaps by the LRU and leaves those working sets resident, caches more apps than SEAL (docs/MODEL-NOTES.md, 'SEAL in the model'); the catalog's footprints are later app versions than the paper's. The paper publishes no launch order: Fig. 13 uses Table I's every round, the worst case for a killer that takes the least recent app; the shuffled table draws each round's order afresh (seed 1 with --quick, seeds 1-3 in full), which moves No-SWAP to about the paper's figure and leaves SEAL below ZSWAP (docs/MODEL-NOTES.md, 'The launch order').".into(),
     ];
     let motivation = motivation(&runs);
-    Report { experiment: "seal".into(), runs, tables: vec![motivation, warm, alert, cache, shuffled, kills, fig14, sl, kt, mt], notes }
+    let fig12 = alerts_by_events(&runs);
+    Report {
+        experiment: "seal".into(),
+        runs,
+        tables: vec![motivation, warm, alert, fig12, cache, shuffled_table, kills, fig14, sl, kt, mt],
+        notes,
+    }
+}
+
+/// Fig. 12: interaction alerts of No-SWAP, ZSWAP and SEAL with 10 to 1,000 Monkey events
+/// per app (500 are the main runs), SEAL's cut against ZSWAP and its ratio to No-SWAP at
+/// each, and whether that ratio falls as the events grow ("with the increases in
+/// interaction numbers, the alerts are slightly increased and approach the No-SWAP").
+fn alerts_by_events(runs: &[RunRecord]) -> Table {
+    let mut t = Table {
+        title: "Fig. 12: interaction alerts by Monkey events per app (No-SWAP, ZSWAP, SEAL)".into(),
+        unit: "frames; percent; ratio; trend +1 rises, -1 falls".into(),
+        rows: vec![],
+    };
+    let mut events: Vec<u32> = FIG12_EVENTS.into_iter().chain([EVENTS]).collect();
+    events.sort_unstable();
+    let mut over_noswap = Vec::new();
+    for n in events {
+        let at = |r: &RunRecord| {
+            !shuffled(r)
+                && !r.params.contains_key("policy_params")
+                && match r.params.get("use_s") {
+                    Some(Param::Float(u)) => (u * EVENTS_PER_S).round() as u32 == n,
+                    None => n == EVENTS,
+                    _ => false,
+                }
+        };
+        let a = |p: &str| mean_where(runs, |r| at(r) && r.policy == p, alerts);
+        for p in FIG12_POLICIES {
+            t.rows.push(Comparison { label: format!("{n:>5} events {p}"), paper: None, ours: a(p) });
+        }
+        t.rows.push(Comparison { label: format!("{n:>5} events seal cut vs zswap %"), paper: None, ours: pct_cut(a("zswap"), a("seal")) });
+        let r = ratio(a("seal"), a("android-lmk"));
+        t.rows.push(Comparison { label: format!("{n:>5} events seal / android-lmk"), paper: None, ours: r });
+        over_noswap.push(r);
+    }
+    t.rows.push(Comparison { label: "seal / android-lmk trend with the events".into(), paper: Some(-1.0), ours: trend(&over_noswap) });
+    t
 }
 
 /// §II-B (Figs. 2-4): swap disabled (No-SWAP) against a 2 GB swap file on flash
@@ -326,7 +389,8 @@ mod tests {
             let s = specs(quick);
             let (sizes, ks, mus) = sweeps(quick);
             let shuffled = POLICIES.len() * shuffle_seeds(quick).count();
-            assert_eq!(s.len(), POLICIES.len() + 1 + sizes.len() + ks.len() + mus.len() + shuffled);
+            let fig12 = FIG12_EVENTS.len() * FIG12_POLICIES.len();
+            assert_eq!(s.len(), POLICIES.len() + 1 + sizes.len() + ks.len() + mus.len() + shuffled + fig12);
             assert!(s.iter().any(|r| r.policy == SWAP_FILE && !r.shuffle_rounds));
             assert_eq!(s.iter().filter(|r| r.shuffle_rounds).count(), shuffled);
             assert!(s.iter().all(|r| r.device == DEVICE && r.workload == WORKLOAD));
@@ -411,6 +475,42 @@ mod tests {
         assert_eq!((row("round 2 zswap"), row("round 3 zswap")), (1.0, 0.0));
         assert!(row("round 2 android-lmk").is_nan(), "no run: n/a");
         assert!(t.rows.iter().all(|r| !r.label.starts_with("round 1 ")));
+    }
+
+    /// Fig. 12 takes each event count's runs by their use time (500 events: the main runs,
+    /// which carry none) and leaves shuffled and swept runs out; the main tables leave
+    /// the Fig. 12 runs out.
+    #[test]
+    fn alerts_by_events_picks_runs_by_their_use_time() {
+        let run = |policy: &str, params: Option<&str>, use_s: Option<f64>, alerts: u64| {
+            let mut r = record(policy, params, Metrics { interaction_alerts: alerts, ..Default::default() }, vec![]);
+            if let Some(u) = use_s {
+                r.params.insert("use_s".into(), Param::Float(u));
+            }
+            r
+        };
+        let mut runs = vec![
+            run("android-lmk", None, None, 100),
+            run("zswap", None, None, 400),
+            run("seal", None, None, 200),
+            run("seal", Some("shuffled"), None, 9_999),
+            run("seal", Some("k=1"), None, 9_999),
+        ];
+        for (events, alerts) in [(10u32, [10, 40, 30]), (100, [20, 80, 50]), (1000, [200, 800, 220])] {
+            for (p, a) in FIG12_POLICIES.iter().zip(alerts) {
+                runs.push(run(p, None, Some(f64::from(events) / EVENTS_PER_S), a));
+            }
+        }
+        let t = alerts_by_events(&runs);
+        let row = |l: &str| t.rows.iter().find(|r| r.label == l).unwrap_or_else(|| panic!("{l}")).ours;
+        assert_eq!(row("  500 events seal"), 200.0);
+        assert_eq!(row("   10 events zswap"), 40.0);
+        assert_eq!(row(" 1000 events seal cut vs zswap %"), 72.5);
+        assert_eq!(row("   10 events seal / android-lmk"), 3.0);
+        assert_eq!(row(" 1000 events seal / android-lmk"), 1.1);
+        assert_eq!(row("seal / android-lmk trend with the events"), -1.0);
+        // The main tables read the 500-event runs only.
+        assert_eq!(get(&runs, "seal", None, alerts), 200.0);
     }
 
     /// Fig. 13's steps LLR -> LLR+HPL -> SEAL are compared in direction, the paper's

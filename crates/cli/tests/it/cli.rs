@@ -170,6 +170,10 @@ fn experiment_seal_quick_json_has_the_contract_shape() {
     }
     // The sweeps are SEAL runs that carry their parameters.
     assert!(runs.iter().any(|r| r["policy"] == "seal" && r["params"]["policy_params"] == "k=1"));
+    // Fig. 12's runs: 10 to 1,000 Monkey events per app at 20 a second, marked by use_s.
+    for use_s in [0.5, 5.0, 50.0] {
+        assert!(runs.iter().any(|r| r["policy"] == "zswap" && r["params"]["use_s"] == use_s), "{use_s}");
+    }
     assert!(runs.iter().all(|r| r["metrics"]["caching_capability"].is_number() && r["metrics"]["interaction_alerts"].is_number()));
 }
 

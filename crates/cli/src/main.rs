@@ -42,7 +42,7 @@ enum Cmd {
   floe sim --workload my-workload.toml --json        one run object (an array for several policies)
   floe sim --timeline run.csv                        also the run as it went, one CSV row a second")]
     Sim(SimArgs),
-    /// List the embedded devices, apps, workloads or policies.
+    /// List the embedded devices, apps, workloads or policies, or the experiments.
     List {
         #[arg(value_enum)]
         what: ListWhat,
@@ -53,9 +53,10 @@ enum Cmd {
     },
     /// Re-run a seed paper's evaluation and print its tables, the paper's figure beside ours.
     ///
-    /// NAME is one of: ice, seal, smartlmk, selective, asap.
+    /// NAME is one of: ice, seal, smartlmk, selective, asap (`floe list experiments` says
+    /// what each re-runs).
     #[command(after_help = "Examples:
-  floe experiment seal --quick          SEAL's figures in about half a minute
+  floe experiment seal --quick          SEAL's figures in under a minute
   floe experiment ice                   the full evaluation (about two minutes on two cores)
   floe experiment asap --json > asap.json")]
     Experiment {
@@ -189,6 +190,7 @@ enum ListWhat {
     Apps,
     Workloads,
     Policies,
+    Experiments,
 }
 
 #[derive(clap::Args)]
@@ -540,6 +542,11 @@ fn list(what: ListWhat, apps: Option<&str>) -> Result<()> {
         ListWhat::Policies => {
             for e in floe_policies::REGISTRY {
                 outln!("{:<22} {}  [{}]", e.name, e.about, e.source);
+            }
+        }
+        ListWhat::Experiments => {
+            for (name, about) in floe_lab::EXPERIMENTS {
+                outln!("{name:<10} {about}");
             }
         }
     }

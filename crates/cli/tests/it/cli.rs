@@ -127,6 +127,10 @@ fn list_names_every_contract_policy_device_and_workload() {
     for w in ["ice-video-call", "seal-30apps", "smartlmk-256", "asap-seq1", "selective-c"] {
         assert!(s.lines().any(|l| l.starts_with(w)), "{w} not listed");
     }
+    let s = String::from_utf8_lossy(&floe(&["list", "experiments"]).stdout).to_string();
+    for e in ["ice", "seal", "smartlmk", "selective", "asap"] {
+        assert!(s.lines().any(|l| l.starts_with(e) && l.len() > e.len() + 20), "{e} not listed with what it re-runs: {s}");
+    }
     // A user's catalog is listed instead of the embedded one.
     let tiny = format!("{TD}/tiny-apps.toml");
     let s = String::from_utf8_lossy(&floe(&["list", "apps", "--apps", tiny.as_str()]).stdout).to_string();

@@ -678,6 +678,10 @@ pub struct Background {
     pub fixed: Vec<String>,
 }
 
+fn yes() -> bool {
+    true
+}
+
 /// A workload (data/workloads/NAME.toml).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -690,6 +694,10 @@ pub struct Workload {
     pub use_s: f64,
     pub idle_s: f64,
     pub interactive: bool,
+    /// Whether cached apps wake in the background (their catalog `bg_*` activity: push,
+    /// sync and update work). False where a paper turned that off for its runs.
+    #[serde(default = "yes")]
+    pub background_activity: bool,
     pub balloon_mib: f64,
     pub sequence: Vec<String>,
     pub background: Option<Background>,
@@ -917,6 +925,23 @@ mod tests {
         let e = Workload::parse("w.toml", src, &cat).unwrap_err();
         assert_eq!(e.line, Some(10));
         assert!(e.message.contains("unknown app `nope`"), "{e}");
+    }
+
+    /// `background_activity` is optional (on unless a workload turns it off, as
+    /// smartlmk-256 does after SmartLMK §6.1), and a value that is not a boolean is
+    /// located at its line.
+    #[test]
+    fn background_activity_defaults_on_and_a_bad_value_is_located() {
+        let base = "name = \"w\"\ndescription = \"\"\nsource = \"\"\ndevice = \"p20\"\nrounds = 1\nuse_s = 1.0\nidle_s = 0.0\ninteractive = true\nballoon_mib = 0.0\nsequence = [\"whatsapp\"]\n";
+        assert!(workload(base).unwrap().background_activity);
+        let off = base.replace("interactive = true\n", "interactive = true\nbackground_activity = false\n");
+        assert!(!workload(&off).unwrap().background_activity);
+        let bad = base.replace("interactive = true\n", "interactive = true\nbackground_activity = \"sometimes\"\n");
+        let e = workload(&bad).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (Some(9), Some("background_activity")), "{e}");
+        let cat = Catalog::embedded().unwrap();
+        assert!(!Workload::load("smartlmk-256", &cat).unwrap().background_activity);
+        assert!(Workload::load("ice-video-call", &cat).unwrap().background_activity);
     }
 
     #[test]

@@ -1331,7 +1331,7 @@ impl Sim {
 
     fn schedule_bg(&mut self, app: u16, gen: u32) {
         let a = &mut self.apps[app as usize];
-        if a.gen != gen || a.state != AppState::Cached {
+        if a.gen != gen || a.state != AppState::Cached || !self.workload.background_activity {
             return;
         }
         let mean = a.spec.bg_period_s;

@@ -22,6 +22,21 @@ fn run_tiny(policy: &str, seed: u64) -> RunRecord {
     floe_sim::run(&dev, &wl, &cat, policy, &RunOptions { seed, ..Default::default() }).unwrap()
 }
 
+/// A workload with background activity off (SmartLMK §6.1 turned sync and updates off)
+/// runs no cached app's wakeup: no background refault and less app CPU than the same run
+/// with it on.
+#[test]
+fn background_activity_off_stops_cached_apps_waking() {
+    let (dev, mut wl, cat) = tiny();
+    let run = |wl: &Workload, seed| floe_sim::run(&dev, wl, &cat, "lru-cfs", &RunOptions { seed, ..Default::default() }).unwrap().metrics;
+    let on = run(&wl, 1);
+    wl.background_activity = false;
+    let off = run(&wl, 1);
+    assert!(on.refaults_bg_anon + on.refaults_bg_file > 0, "{on:?}");
+    assert_eq!(off.refaults_bg_anon + off.refaults_bg_file, 0, "{off:?}");
+    assert!(off.cpu_ms_app < on.cpu_ms_app, "{} vs {}", off.cpu_ms_app, on.cpu_ms_app);
+}
+
 #[test]
 fn same_seed_gives_identical_json() {
     for policy in ["android-lmk", "lru-cfs", "swap-all", "zswap"] {

@@ -78,7 +78,13 @@ impl Sim {
                 self.pending.push(Event::Pressure { free: p(free), low: p(self.wmark[1]), min: p(self.wmark[0]) });
             }
         }
-        if self.lmk_free() <= self.minfree.last().map_or(0, |m| m.1) && self.last_lmk.is_none_or(|t| self.now >= t + LMK_INTERVAL) {
+        // The kernel's lowmemorykiller is a shrinker and lmkd hears vmpressure: both act
+        // only while memory is being reclaimed, so while kswapd sleeps between its low
+        // and high watermarks nothing is killed (direct reclaim, below, checks as well).
+        if self.kswapd_active
+            && self.lmk_free() <= self.minfree.last().map_or(0, |m| m.1)
+            && self.last_lmk.is_none_or(|t| self.now >= t + LMK_INTERVAL)
+        {
             self.lmk();
         }
         if self.free() <= self.wmark[0] {

@@ -98,6 +98,17 @@ pub struct LaunchLog {
     pub kind: crate::LaunchKind,
     pub ms: f64,
     pub round: u32,
+    /// Share of the CPU's cores busy during the launch, whoever ran (ASAP Fig. 6.4).
+    pub cpu_share: f64,
+    /// Flash bytes read per second of the launch (ASAP Fig. 6.5).
+    pub read_bytes_s: f64,
+}
+
+impl LaunchLog {
+    /// A launch with no resource use recorded (test records, a backend without it).
+    pub fn new(app: &str, kind: crate::LaunchKind, ms: f64, round: u32) -> LaunchLog {
+        LaunchLog { app: app.into(), kind, ms, round, cpu_share: 0.0, read_bytes_s: 0.0 }
+    }
 }
 
 /// An experiment: a named set of runs.

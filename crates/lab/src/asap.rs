@@ -7,7 +7,7 @@
 
 use crate::report::{mean_where, pct_cut, range, warm_ms_by_app, Comparison, Report, Table};
 use crate::RunSpec;
-use floe_core::{Metrics, RunRecord};
+use floe_core::{LaunchKind, LaunchLog, Metrics, RunRecord};
 use floe_sim::{Catalog, Device, SimError, Workload};
 use std::collections::BTreeMap;
 
@@ -28,6 +28,11 @@ mod paper {
     /// §2.2 on Fig. 2.1 (Pixel 4): the overhead of memory pressure "increases the
     /// application switch time by a factor of 4x relative to the ideal switch time".
     pub const PRESSURE_OVER_IDEAL: f64 = 4.0;
+    /// §6.4 on Figs. 6.4 and 6.5 (Pixel 4): ASAP "increases the CPU utilization to 1.18x
+    /// on average over the total switch time", and "improves the I/O bandwidth by 25.2 %
+    /// on average".
+    pub const CPU_OVER_BASELINE: f64 = 1.18;
+    pub const IO_BANDWIDTH_GAIN_PCT: f64 = 25.2;
 }
 
 /// The balloon that puts the eight apps under memory pressure. ASAP balloons its devices
@@ -101,6 +106,42 @@ fn per_app(runs: &[RunRecord], dev: &str, policy: &str) -> BTreeMap<String, f64>
 /// Mean of `f` over a device's runs of a policy under pressure.
 fn mean(runs: &[RunRecord], dev: &str, policy: &str, f: impl Fn(&Metrics) -> f64) -> f64 {
     mean_where(runs, |r| r.device == dev && r.policy == policy && pressured(r), f)
+}
+
+/// Mean over a device's switches under pressure (warm launches), for one policy, of
+/// `f` of the switch's record.
+fn mean_over_switches(runs: &[RunRecord], dev: &str, policy: &str, f: impl Fn(&LaunchLog) -> f64) -> f64 {
+    let xs: Vec<f64> = runs
+        .iter()
+        .filter(|r| r.device == dev && r.policy == policy && pressured(r))
+        .flat_map(|r| r.launches.iter().filter(|l| l.kind == LaunchKind::Warm).map(&f))
+        .collect();
+    crate::report::mean(xs)
+}
+
+/// §6.4, Figs. 6.4 and 6.5 as the paper sums them up: the share of the cores busy and
+/// the flash read throughput over the switch, each policy against demand paging.
+fn utilisation_rows(runs: &[RunRecord], dev: &str) -> Vec<Comparison> {
+    let pixel4 = dev == "pixel4";
+    let cpu = |p: &str| mean_over_switches(runs, dev, p, |l| l.cpu_share);
+    let io = |p: &str| mean_over_switches(runs, dev, p, |l| l.read_bytes_s / 1048576.0);
+    let mut rows = vec![
+        Comparison { label: format!("{dev} demand-paging CPU busy over a switch %"), paper: None, ours: 100.0 * cpu("demand-paging") },
+        Comparison { label: format!("{dev} demand-paging flash read over a switch, MiB/s"), paper: None, ours: io("demand-paging") },
+    ];
+    for p in &POLICIES[1..] {
+        rows.push(Comparison {
+            label: format!("{dev} {p} CPU busy / demand-paging's"),
+            paper: (pixel4 && *p == "asap").then_some(paper::CPU_OVER_BASELINE),
+            ours: cpu(p) / cpu("demand-paging"),
+        });
+        rows.push(Comparison {
+            label: format!("{dev} {p} flash read throughput over demand-paging's %"),
+            paper: (pixel4 && *p == "asap").then_some(paper::IO_BANDWIDTH_GAIN_PCT),
+            ours: 100.0 * (io(p) / io("demand-paging") - 1.0),
+        });
+    }
+    rows
 }
 
 /// Fig. 2.1: demand paging's switches under the pressure balloon against the ideal ones
@@ -194,7 +235,12 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
             });
         }
     }
-    tables.extend([gains, pr, cost]);
+    let util = Table {
+        title: "§6.4 (Figs. 6.4, 6.5): CPU and flash over the switch, against demand paging".into(),
+        unit: "percent; ratio".into(),
+        rows: DEVICES.iter().flat_map(|d| utilisation_rows(&runs, d)).collect(),
+    };
+    tables.extend([gains, pr, cost, util]);
     let notes = vec![
         format!(
             "{}; seed 1; lmkd off (OOM killer only), zram on; balloons: pixel4 {:.0} MiB, pixel3a {:.0} MiB (memory left to apps = half the eight apps' summed footprint; see `pressure_balloon_mib`).",
@@ -227,7 +273,7 @@ mod tests {
             },
             seed: 1,
             metrics: Metrics { reclaimed_pages: reclaimed, switch_ms_mean: 1000.0 + balloon, ..Default::default() },
-            launches: switches.iter().map(|&(app, ms)| LaunchLog { app: app.into(), kind: LaunchKind::Warm, ms, round: 1 }).collect(),
+            launches: switches.iter().map(|&(app, ms)| LaunchLog::new(app, LaunchKind::Warm, ms, 1)).collect(),
             kills_by: Default::default(),
             slices: vec![],
         };
@@ -246,6 +292,40 @@ mod tests {
         // The other tables see the balloon run only.
         assert_eq!(per_app(&runs, "pixel4", "demand-paging").get("a"), Some(&300.0));
         assert_eq!(mean(&runs, "pixel4", "demand-paging", |m| m.switch_ms_mean), 3000.0);
+    }
+
+    /// §6.4's rows average the switches' own CPU share and read throughput (warm
+    /// launches under pressure only) and set each policy against demand paging.
+    #[test]
+    fn utilisation_rows_average_switches_against_demand_paging() {
+        use floe_core::Param;
+        let log =
+            |kind, cpu_share, mib_s: f64| LaunchLog { cpu_share, read_bytes_s: mib_s * 1048576.0, ..LaunchLog::new("a", kind, 1.0, 1) };
+        let run = |policy: &str, ideal: bool, launches: Vec<LaunchLog>| RunRecord {
+            policy: policy.into(),
+            device: "pixel4".into(),
+            workload: SEQUENCES[0].into(),
+            params: if ideal { [("app_mem_mib".to_string(), Param::Float(6144.0))].into() } else { Default::default() },
+            seed: 1,
+            metrics: Metrics::default(),
+            launches,
+            kills_by: Default::default(),
+            slices: vec![],
+        };
+        let (w, c) = (LaunchKind::Warm, LaunchKind::Cold);
+        let runs = [
+            run("demand-paging", false, vec![log(w, 0.2, 10.0), log(w, 0.3, 30.0), log(c, 0.9, 500.0)]),
+            run("demand-paging", true, vec![log(w, 0.9, 500.0)]),
+            run("asap", false, vec![log(w, 0.3, 25.0)]),
+        ];
+        let rows = utilisation_rows(&runs, "pixel4");
+        let row = |l: &str| rows.iter().find(|r| r.label == l).unwrap_or_else(|| panic!("{l}"));
+        assert!((row("pixel4 demand-paging CPU busy over a switch %").ours - 25.0).abs() < 1e-9);
+        assert_eq!(row("pixel4 demand-paging flash read over a switch, MiB/s").ours, 20.0);
+        let cpu = row("pixel4 asap CPU busy / demand-paging's");
+        assert!((cpu.ours - 1.2).abs() < 1e-9 && cpu.paper == Some(1.18));
+        assert!((row("pixel4 asap flash read throughput over demand-paging's %").ours - 25.0).abs() < 1e-9);
+        assert!(row("pixel4 asap-anon CPU busy / demand-paging's").ours.is_nan(), "no asap-anon run: n/a");
     }
 
     #[test]

@@ -853,7 +853,7 @@ mod tests {
     #[test]
     fn launch_table_averages_cold_and_hot_launches_per_run() {
         use floe_core::{LaunchKind, LaunchLog};
-        let log = |kind, ms| LaunchLog { app: "facebook".into(), kind, ms, round: 0 };
+        let log = |kind, ms| LaunchLog::new("facebook", kind, ms, 0);
         let run = |dev: &str, policy: &str, launches: Vec<LaunchLog>, hot: f64| RunRecord {
             policy: policy.into(),
             device: dev.into(),

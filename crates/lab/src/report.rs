@@ -182,7 +182,7 @@ mod tests {
             kills_by: Default::default(),
             slices: vec![],
         };
-        let log = |app: &str, kind, ms| LaunchLog { app: app.into(), kind, ms, round: 1 };
+        let log = |app: &str, kind, ms| LaunchLog::new(app, kind, ms, 1);
         let a = run(vec![log("x", LaunchKind::Warm, 100.0), log("x", LaunchKind::Cold, 9000.0), log("y", LaunchKind::Warm, 50.0)]);
         let b = run(vec![log("x", LaunchKind::Warm, 300.0)]);
         let by_app = warm_ms_by_app([&a, &b]);

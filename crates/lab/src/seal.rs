@@ -418,7 +418,7 @@ mod tests {
     #[test]
     fn motivation_compares_warm_launches_app_by_app() {
         use floe_core::{LaunchKind, LaunchLog};
-        let log = |app: &str, kind, ms| LaunchLog { app: app.into(), kind, ms, round: 1 };
+        let log = |app: &str, kind, ms| LaunchLog::new(app, kind, ms, 1);
         let off = record(
             "android-lmk",
             None,
@@ -473,7 +473,7 @@ mod tests {
     #[test]
     fn per_round_counts_warm_launches_of_the_base_runs() {
         use floe_core::{LaunchKind, LaunchLog};
-        let log = |round, kind| LaunchLog { app: "facebook".into(), kind, ms: 1.0, round };
+        let log = |round, kind| LaunchLog::new("facebook", kind, 1.0, round);
         let run = |policy: &str, params: Option<&str>, launches: Vec<LaunchLog>| record(policy, params, Metrics::default(), launches);
         let (c, w) = (LaunchKind::Cold, LaunchKind::Warm);
         let runs = vec![

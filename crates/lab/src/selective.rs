@@ -131,10 +131,7 @@ mod tests {
             params: Default::default(),
             seed: 1,
             metrics: Metrics { flash_read_bytes: read, flash_write_bytes: written, ..Default::default() },
-            launches: launches
-                .iter()
-                .map(|&(app, ms)| floe_core::LaunchLog { app: app.into(), kind: floe_core::LaunchKind::Cold, ms, round: 0 })
-                .collect(),
+            launches: launches.iter().map(|&(app, ms)| floe_core::LaunchLog::new(app, floe_core::LaunchKind::Cold, ms, 0)).collect(),
             kills_by: Default::default(),
             slices: vec![],
         }

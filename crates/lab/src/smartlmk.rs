@@ -438,7 +438,7 @@ mod tests {
             params: [("balloon_mib".to_string(), Param::Float(0.0))].into(),
             seed: 1,
             metrics: Metrics::default(),
-            launches: launches.iter().map(|&(app, kind, ms)| floe_core::LaunchLog { app: app.into(), kind, ms, round: 0 }).collect(),
+            launches: launches.iter().map(|&(app, kind, ms)| floe_core::LaunchLog::new(app, kind, ms, 0)).collect(),
             kills_by: Default::default(),
             slices: vec![],
         }

@@ -131,6 +131,13 @@ impl<T> Cpu<T> {
         self.advance(now);
     }
 
+    /// Core-nanoseconds of work done by `now`, without bringing the jobs up to it (so
+    /// reading it changes nothing in the run).
+    pub fn busy_core_ns_at(&self, now: Nanos) -> f64 {
+        let dt = now.0.saturating_sub(self.updated.0) as f64;
+        self.busy_core_ns + self.jobs.iter().map(|j| j.rate * dt).sum::<f64>()
+    }
+
     /// Shares the cores (see [`fill`]): every job outside the background group is one
     /// item of at most one core; the group is one item weighing its `cpu.shares` (or its
     /// jobs' total weight) and using at most its cpuset's cores, and its rate is then

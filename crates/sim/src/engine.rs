@@ -291,6 +291,9 @@ struct Launch {
     anon: LaunchSet,
     measured: bool,
     round: u32,
+    /// Core-nanoseconds of CPU work done and flash bytes read in the run when it began.
+    busy0: f64,
+    read0: u64,
 }
 
 struct AppRt {
@@ -408,6 +411,9 @@ pub struct Sim {
     flash_base: (u64, u64),
     use_ns: u64,
     launches: Vec<(LaunchKind, Nanos, u32, u16)>,
+    /// For each of `launches`: the share of the CPU's cores busy during it and the flash
+    /// bytes read per second of it.
+    launch_use: Vec<(f64, f64)>,
     pending: Vec<Event>,
     /// Reused buffer of page indices for batched touches.
     scratch: Vec<u32>,
@@ -741,6 +747,7 @@ impl Sim {
             flash_base: (0, 0),
             use_ns: 0,
             launches: Vec::new(),
+            launch_use: Vec::new(),
             pending: Vec::new(),
             scratch: Vec::new(),
             actions: Vec::new(),
@@ -1194,6 +1201,8 @@ impl Sim {
             anon: anon_set,
             measured,
             round,
+            busy0: self.cpu.busy_core_ns_at(self.now),
+            read0: self.flash.read_bytes,
         });
         let (w, bg) = (self.weight_of(app), self.in_bg_group(app));
         self.cpu.set_weight(self.now, app, w, bg);
@@ -1249,6 +1258,9 @@ impl Sim {
         let latency = self.now - l.start;
         if l.measured {
             self.launches.push((l.kind, latency, l.round, app));
+            let secs = (latency.0.max(1)) as f64 / 1e9;
+            let cpu = (self.cpu.busy_core_ns_at(self.now) - l.busy0) / (latency.0.max(1) as f64 * f64::from(self.cpu.cores()));
+            self.launch_use.push((cpu, (self.flash.read_bytes - l.read0) as f64 / secs));
         }
         self.seal_launch_done(app, l.kind == LaunchKind::Warm, latency.as_ms_f64());
         self.asap_switch_end(app);
@@ -1771,7 +1783,15 @@ impl Sim {
             launches: self
                 .launches
                 .iter()
-                .map(|&(kind, t, round, app)| LaunchLog { app: self.apps[app as usize].spec.name.clone(), kind, ms: t.as_ms_f64(), round })
+                .zip(&self.launch_use)
+                .map(|(&(kind, t, round, app), &(cpu_share, read_bytes_s))| LaunchLog {
+                    app: self.apps[app as usize].spec.name.clone(),
+                    kind,
+                    ms: t.as_ms_f64(),
+                    round,
+                    cpu_share,
+                    read_bytes_s,
+                })
                 .collect(),
             kills_by: {
                 let k = |cause: KillCause| d(c.kills_by[cause as usize], b.kills_by[cause as usize]);

@@ -37,6 +37,20 @@ fn background_activity_off_stops_cached_apps_waking() {
     assert!(off.cpu_ms_app < on.cpu_ms_app, "{} vs {}", off.cpu_ms_app, on.cpu_ms_app);
 }
 
+/// Each launch records the share of the cores busy while it ran and the flash it read
+/// per second: the launch's own thread keeps part of a core busy, and a cold launch reads
+/// its code from flash.
+#[test]
+fn launches_record_their_cpu_share_and_flash_throughput() {
+    let r = run_tiny("lru-cfs", 1);
+    assert!(!r.launches.is_empty());
+    for l in &r.launches {
+        assert!(l.cpu_share > 0.0 && l.cpu_share <= 1.0 + 1e-9, "{l:?}");
+        assert!(l.read_bytes_s >= 0.0, "{l:?}");
+    }
+    assert!(r.launches.iter().filter(|l| l.kind == floe_core::LaunchKind::Cold).all(|l| l.read_bytes_s > 0.0));
+}
+
 #[test]
 fn same_seed_gives_identical_json() {
     for policy in ["android-lmk", "lru-cfs", "swap-all", "zswap"] {

@@ -75,6 +75,24 @@ pub struct RunRecord {
     pub slices: Vec<crate::Sample>,
 }
 
+impl RunRecord {
+    /// A run of `policy` on `device` and `workload` with `seed` that has recorded nothing
+    /// yet: no parameters, zero metrics, no launches, kills or slices.
+    pub fn new(policy: &str, device: &str, workload: &str, seed: u64) -> RunRecord {
+        RunRecord {
+            policy: policy.into(),
+            device: device.into(),
+            workload: workload.into(),
+            params: BTreeMap::new(),
+            seed,
+            metrics: Metrics::default(),
+            launches: Vec::new(),
+            kills_by: KillCauses::default(),
+            slices: Vec::new(),
+        }
+    }
+}
+
 /// A run's kills by who decided them; they add up to the `kills` metric.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct KillCauses {

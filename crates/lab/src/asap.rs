@@ -263,19 +263,14 @@ mod tests {
     fn pressure_table_compares_the_balloon_with_the_ideal_runs() {
         use floe_core::{LaunchKind, LaunchLog, Param};
         let run = |policy: &str, balloon: f64, switches: &[(&str, f64)], reclaimed: u64| RunRecord {
-            policy: policy.into(),
-            device: "pixel4".into(),
-            workload: SEQUENCES[0].into(),
             params: if balloon == 0.0 {
                 [("balloon_mib".to_string(), Param::Float(0.0)), ("app_mem_mib".to_string(), Param::Float(6144.0))].into()
             } else {
                 [("balloon_mib".to_string(), Param::Float(balloon))].into()
             },
-            seed: 1,
             metrics: Metrics { reclaimed_pages: reclaimed, switch_ms_mean: 1000.0 + balloon, ..Default::default() },
             launches: switches.iter().map(|&(app, ms)| LaunchLog::new(app, LaunchKind::Warm, ms, 1)).collect(),
-            kills_by: Default::default(),
-            slices: vec![],
+            ..RunRecord::new(policy, "pixel4", SEQUENCES[0], 1)
         };
         let runs = [
             run("demand-paging", 0.0, &[("a", 100.0), ("b", 200.0)], 0),
@@ -302,15 +297,9 @@ mod tests {
         let log =
             |kind, cpu_share, mib_s: f64| LaunchLog { cpu_share, read_bytes_s: mib_s * 1048576.0, ..LaunchLog::new("a", kind, 1.0, 1) };
         let run = |policy: &str, ideal: bool, launches: Vec<LaunchLog>| RunRecord {
-            policy: policy.into(),
-            device: "pixel4".into(),
-            workload: SEQUENCES[0].into(),
             params: if ideal { [("app_mem_mib".to_string(), Param::Float(6144.0))].into() } else { Default::default() },
-            seed: 1,
-            metrics: Metrics::default(),
             launches,
-            kills_by: Default::default(),
-            slices: vec![],
+            ..RunRecord::new(policy, "pixel4", SEQUENCES[0], 1)
         };
         let (w, c) = (LaunchKind::Warm, LaunchKind::Cold);
         let runs = [

@@ -855,15 +855,9 @@ mod tests {
         use floe_core::{LaunchKind, LaunchLog};
         let log = |kind, ms| LaunchLog::new("facebook", kind, ms, 0);
         let run = |dev: &str, policy: &str, launches: Vec<LaunchLog>, hot: f64| RunRecord {
-            policy: policy.into(),
-            device: dev.into(),
-            workload: LAUNCH_WORKLOAD.into(),
-            params: Default::default(),
-            seed: 1,
             metrics: Metrics { caching_capability: hot, ..Default::default() },
             launches,
-            kills_by: Default::default(),
-            slices: vec![],
+            ..RunRecord::new(policy, dev, LAUNCH_WORKLOAD, 1)
         };
         let mut runs = Vec::new();
         for (dev, _) in DEVICES {
@@ -911,15 +905,9 @@ mod tests {
             params.insert("bg_fixed".to_string(), Param::Bool(f));
         }
         RunRecord {
-            policy: "lru-cfs".into(),
-            device: "p20".into(),
-            workload: wl.into(),
             params,
-            seed: 1,
             metrics: Metrics { fps, reclaimed_pages: fps as u64, ..Default::default() },
-            launches: vec![],
-            kills_by: Default::default(),
-            slices: vec![],
+            ..RunRecord::new("lru-cfs", "p20", wl, 1)
         }
     }
 

@@ -171,17 +171,7 @@ mod tests {
         assert_eq!(range([3.0, -1.0, 2.0]), (-1.0, 3.0));
         let (lo, hi) = range([]);
         assert!(lo.is_nan() && hi.is_nan());
-        let run = |launches: Vec<LaunchLog>| RunRecord {
-            policy: "p".into(),
-            device: "d".into(),
-            workload: "w".into(),
-            params: Default::default(),
-            seed: 1,
-            metrics: Default::default(),
-            launches,
-            kills_by: Default::default(),
-            slices: vec![],
-        };
+        let run = |launches: Vec<LaunchLog>| RunRecord { launches, ..RunRecord::new("p", "d", "w", 1) };
         let log = |app: &str, kind, ms| LaunchLog::new(app, kind, ms, 1);
         let a = run(vec![log("x", LaunchKind::Warm, 100.0), log("x", LaunchKind::Cold, 9000.0), log("y", LaunchKind::Warm, 50.0)]);
         let b = run(vec![log("x", LaunchKind::Warm, 300.0)]);

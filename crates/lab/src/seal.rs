@@ -457,17 +457,7 @@ mod tests {
             Some(x) => drop(p.insert("policy_params".to_string(), Param::Text(x.into()))),
             None => {}
         }
-        RunRecord {
-            policy: policy.into(),
-            device: DEVICE.into(),
-            workload: WORKLOAD.into(),
-            params: p,
-            seed: 1,
-            metrics,
-            launches,
-            kills_by: Default::default(),
-            slices: vec![],
-        }
+        RunRecord { params: p, metrics, launches, ..RunRecord::new(policy, DEVICE, WORKLOAD, 1) }
     }
 
     #[test]

@@ -125,15 +125,9 @@ mod tests {
 
     fn record(wl: &str, policy: &str, launches: &[(&str, f64)], read: u64, written: u64) -> RunRecord {
         RunRecord {
-            policy: policy.into(),
-            device: "nexus5".into(),
-            workload: wl.into(),
-            params: Default::default(),
-            seed: 1,
             metrics: Metrics { flash_read_bytes: read, flash_write_bytes: written, ..Default::default() },
             launches: launches.iter().map(|&(app, ms)| floe_core::LaunchLog::new(app, floe_core::LaunchKind::Cold, ms, 0)).collect(),
-            kills_by: Default::default(),
-            slices: vec![],
+            ..RunRecord::new(policy, "nexus5", wl, 1)
         }
     }
 

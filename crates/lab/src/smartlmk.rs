@@ -432,15 +432,9 @@ mod tests {
 
     fn run(policy: &str, launches: &[(&str, LaunchKind, f64)]) -> RunRecord {
         RunRecord {
-            policy: policy.into(),
-            device: "d".into(),
-            workload: "w".into(),
             params: [("balloon_mib".to_string(), Param::Float(0.0))].into(),
-            seed: 1,
-            metrics: Metrics::default(),
             launches: launches.iter().map(|&(app, kind, ms)| floe_core::LaunchLog::new(app, kind, ms, 0)).collect(),
-            kills_by: Default::default(),
-            slices: vec![],
+            ..RunRecord::new(policy, "d", "w", 1)
         }
     }
 

@@ -277,7 +277,7 @@ mod tests {
             run("demand-paging", 2000.0, &[("a", 400.0), ("a", 200.0), ("b", 300.0)], 5000),
         ];
         let t = pressure_table(&runs);
-        let row = |label: &str| t.rows.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("{label}")).ours;
+        let row = |label: &str| t.row(label).ours;
         assert_eq!(row("pixel4 ideal switch ms"), 150.0);
         assert_eq!(row("pixel4 switch ms under pressure"), 300.0);
         assert_eq!(row("pixel4 under pressure / ideal"), 2.0);

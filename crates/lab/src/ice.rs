@@ -879,7 +879,7 @@ mod tests {
             }
         }
         let t = launch_table(&runs);
-        let row = |label: &str| t.rows.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("{label}")).ours;
+        let row = |label: &str| t.row(label).ours;
         assert!((row("p20 lru-cfs launch ms") - 10_400.0 / 3.0).abs() < 1e-9);
         assert_eq!(row("p20 lru-cfs cold ms"), 5000.0);
         assert_eq!(row("pixel3 ice hot ms"), 500.0);
@@ -949,7 +949,7 @@ mod tests {
         let mut drawn = record(SCENARIOS[0].1, 8, None, 0.0, 50.0);
         drawn.slices = (0..90).map(|k| second(k as f64, 5, 5000)).collect();
         let tb = slices_table(&[drawn, fixed]);
-        let row = |label: &str| tb.rows.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("{label}")).ours;
+        let row = |label: &str| tb.row(label).ours;
         assert_eq!(row("slices"), 20.0);
         assert_eq!(row("fewest BG refaults (0-10th pct) fps"), 59.5);
         assert_eq!(row("fewest: BG refaults per slice"), 15.0);
@@ -965,7 +965,7 @@ mod tests {
         let u = |mean, peak| Utilisation { mean, peak };
         let cases = [(2, u(0.01, 0.05)), (2, u(0.03, 0.07)), (8, u(0.12, 0.30)), (4, u(0.02, 0.10)), (6, u(0.05, 0.2))];
         let t = table1(&cases);
-        let row = |label: &str| t.rows.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("{label}"));
+        let row = |label: &str| t.row(label);
         let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
         assert!(close(row("N = 2 average").ours, 2.0) && close(row("N = 2 peak").ours, 6.0));
         assert!(close(row("N = 8 average").ours, 12.0) && close(row("N = 8 peak").ours, 30.0));
@@ -983,7 +983,7 @@ mod tests {
             ("b".to_string(), Reclaimed { anon: 2000, file: 1000, refaulted_anon: 300, refaulted_file: 500 }),
         ];
         let t = fig4_table(&apps);
-        let row = |label: &str| t.rows.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("{label}")).ours;
+        let row = |label: &str| t.row(label).ours;
         assert_eq!(row("apps tested"), 2.0);
         assert_eq!(row("reclaimed pages per app"), 2000.0);
         assert_eq!(row("refaulted within 30 s, % of reclaimed (paper: more than)"), 25.0);
@@ -1007,7 +1007,7 @@ mod tests {
         let rep = report(runs, true);
         let row = |title: &str, label: &str| {
             let t = rep.tables.iter().find(|t| t.title.starts_with(title)).unwrap();
-            t.rows.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("{label}")).ours
+            t.row(label).ours
         };
         assert_eq!(row("Fig. 9: frame rate", "p20 S-A lru-cfs"), 50.0);
         assert_eq!(row("Fig. 1", "S-A BG-null fps"), 60.0);

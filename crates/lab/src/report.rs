@@ -20,6 +20,14 @@ pub struct Table {
     pub rows: Vec<Comparison>,
 }
 
+#[cfg(test)]
+impl Table {
+    /// The row labelled `label` (tests: panics naming the label if there is none).
+    pub(crate) fn row(&self, label: &str) -> &Comparison {
+        self.rows.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("no row `{label}` in `{}`", self.title))
+    }
+}
+
 /// A whole experiment: its runs and the tables built from them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {

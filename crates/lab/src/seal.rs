@@ -437,7 +437,7 @@ mod tests {
             ],
         );
         let t = motivation(&[off, on]);
-        let row = |label: &str| t.rows.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("{label}")).ours;
+        let row = |label: &str| t.row(label).ours;
         assert_eq!(row("android-lmk caching"), 7.0);
         assert_eq!(row("swap-all caching"), 15.0);
         assert_eq!(row("apps warm-launched both ways"), 2.0);
@@ -473,7 +473,7 @@ mod tests {
             run("zswap", None, vec![log(0, c), log(1, w)]),
         ];
         let t = per_round(&runs);
-        let row = |l: &str| t.rows.iter().find(|r| r.label == l).unwrap_or_else(|| panic!("{l}")).ours;
+        let row = |l: &str| t.row(l).ours;
         assert_eq!((row("round 2 seal"), row("round 3 seal")), (1.0, 2.0));
         assert_eq!((row("round 2 zswap"), row("round 3 zswap")), (1.0, 0.0));
         assert!(row("round 2 android-lmk").is_nan(), "no run: n/a");
@@ -505,7 +505,7 @@ mod tests {
             }
         }
         let t = alerts_by_events(&runs);
-        let row = |l: &str| t.rows.iter().find(|r| r.label == l).unwrap_or_else(|| panic!("{l}")).ours;
+        let row = |l: &str| t.row(l).ours;
         assert_eq!(row("  500 events seal"), 200.0);
         assert_eq!(row("   10 events zswap"), 40.0);
         assert_eq!(row(" 1000 events seal cut vs zswap %"), 72.5);
@@ -527,7 +527,7 @@ mod tests {
             vec![run("android-lmk", None, 3.0), run("seal", Some("sl1=256:sl2=512"), 9.5), run("seal", Some("sl1=64:sl2=4096"), 2.0)];
         let r = report(runs, true);
         let t = r.tables.iter().find(|t| t.title.starts_with("Fig. 15")).unwrap();
-        let row = |l: &str| t.rows.iter().find(|r| r.label == l).unwrap_or_else(|| panic!("{l}"));
+        let row = |l: &str| t.row(l);
         let big = row("SL1 256 MiB, SL2 512 MiB: apps cached beyond No-SWAP's");
         assert_eq!((big.paper, big.ours), (Some(6.0), 6.5));
         assert_eq!(row("SL1 64 MiB, SL2 4096 MiB: apps cached beyond No-SWAP's").ours, -1.0);

@@ -142,7 +142,7 @@ mod tests {
         ];
         let kill: BTreeSet<String> = ["k".to_string()].into();
         let t = by_target(&runs, &kill);
-        let row = |t: &Table, label: &str| t.rows.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("{label}")).ours;
+        let row = |t: &Table, label: &str| t.row(label).ours;
         assert_eq!(row(&t, "a1 swap-all swap-target"), 400.0);
         assert_eq!(row(&t, "a1 swap-all kill-target"), 100.0);
         assert_eq!(row(&t, "a1 swap-all all"), 300.0);

@@ -462,7 +462,7 @@ mod tests {
         // estimate does not depend on tau_N once the session ends, so its least error is
         // tau_N = 1, the first value tried, and the table says so beside Table I's 17.
         let table = tracker_table(&[t]);
-        let row = |l: &str| table.rows.iter().find(|r| r.label == l).map(|r| r.ours).unwrap();
+        let row = |l: &str| table.row(l).ours;
         assert_eq!(row("tau_N with the least error"), 1.0);
         assert!((row("mean error at Table I's values (estimate - actual), ms") - 600.0).abs() < 1e-6);
     }

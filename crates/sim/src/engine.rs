@@ -410,10 +410,8 @@ pub struct Sim {
     measuring: bool,
     flash_base: (u64, u64),
     use_ns: u64,
-    launches: Vec<(LaunchKind, Nanos, u32, u16)>,
-    /// For each of `launches`: the share of the CPU's cores busy during it and the flash
-    /// bytes read per second of it.
-    launch_use: Vec<(f64, f64)>,
+    /// The measured launches, as the run's record lists them.
+    launches: Vec<LaunchLog>,
     pending: Vec<Event>,
     /// Reused buffer of page indices for batched touches.
     scratch: Vec<u32>,
@@ -747,7 +745,6 @@ impl Sim {
             flash_base: (0, 0),
             use_ns: 0,
             launches: Vec::new(),
-            launch_use: Vec::new(),
             pending: Vec::new(),
             scratch: Vec::new(),
             actions: Vec::new(),
@@ -1257,10 +1254,15 @@ impl Sim {
         let l = self.apps[app as usize].launch.take().unwrap();
         let latency = self.now - l.start;
         if l.measured {
-            self.launches.push((l.kind, latency, l.round, app));
-            let secs = (latency.0.max(1)) as f64 / 1e9;
-            let cpu = (self.cpu.busy_core_ns_at(self.now) - l.busy0) / (latency.0.max(1) as f64 * f64::from(self.cpu.cores()));
-            self.launch_use.push((cpu, (self.flash.read_bytes - l.read0) as f64 / secs));
+            let ns = latency.0.max(1) as f64;
+            self.launches.push(LaunchLog {
+                app: self.apps[app as usize].spec.name.clone(),
+                kind: l.kind,
+                ms: latency.as_ms_f64(),
+                round: l.round,
+                cpu_share: (self.cpu.busy_core_ns_at(self.now) - l.busy0) / (ns * f64::from(self.cpu.cores())),
+                read_bytes_s: (self.flash.read_bytes - l.read0) as f64 / (ns / 1e9),
+            });
         }
         self.seal_launch_done(app, l.kind == LaunchKind::Warm, latency.as_ms_f64());
         self.asap_switch_end(app);
@@ -1720,7 +1722,7 @@ impl Sim {
     fn record(&self) -> RunRecord {
         let d = |a: u64, b: u64| a - b;
         let (c, b) = (&self.c, &self.base);
-        let mut lat: Vec<f64> = self.launches.iter().map(|l| l.1.as_ms_f64()).collect();
+        let mut lat: Vec<f64> = self.launches.iter().map(|l| l.ms).collect();
         let n = lat.len() as f64;
         let mean = if lat.is_empty() { 0.0 } else { lat.iter().sum::<f64>() / n };
         let stddev = if lat.is_empty() { 0.0 } else { (lat.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt() };
@@ -1732,10 +1734,10 @@ impl Sim {
                 lat[((q * (lat.len() - 1) as f64).round() as usize).min(lat.len() - 1)]
             }
         };
-        let warm: Vec<f64> = self.launches.iter().filter(|l| l.0 == LaunchKind::Warm).map(|l| l.1.as_ms_f64()).collect();
+        let warm: Vec<f64> = self.launches.iter().filter(|l| l.kind == LaunchKind::Warm).map(|l| l.ms).collect();
         let rounds = self.workload.rounds;
         let caching = if rounds > 1 {
-            self.launches.iter().filter(|l| l.0 == LaunchKind::Warm && l.2 > 0).count() as f64 / (rounds - 1) as f64
+            self.launches.iter().filter(|l| l.kind == LaunchKind::Warm && l.round > 0).count() as f64 / (rounds - 1) as f64
         } else {
             0.0
         };
@@ -1746,7 +1748,7 @@ impl Sim {
             ria: if frames > 0 { alerts as f64 / frames as f64 } else { 0.0 },
             interaction_alerts: alerts,
             frames,
-            launches_cold: self.launches.iter().filter(|l| l.0 == LaunchKind::Cold).count() as u64,
+            launches_cold: self.launches.iter().filter(|l| l.kind == LaunchKind::Cold).count() as u64,
             launches_warm: warm.len() as u64,
             launch_ms_mean: mean,
             launch_ms_p50: pct(0.5),
@@ -1780,19 +1782,7 @@ impl Sim {
             params: self.params.clone(),
             seed: self.seed,
             metrics,
-            launches: self
-                .launches
-                .iter()
-                .zip(&self.launch_use)
-                .map(|(&(kind, t, round, app), &(cpu_share, read_bytes_s))| LaunchLog {
-                    app: self.apps[app as usize].spec.name.clone(),
-                    kind,
-                    ms: t.as_ms_f64(),
-                    round,
-                    cpu_share,
-                    read_bytes_s,
-                })
-                .collect(),
+            launches: self.launches.clone(),
             kills_by: {
                 let k = |cause: KillCause| d(c.kills_by[cause as usize], b.kills_by[cause as usize]);
                 floe_core::KillCauses {

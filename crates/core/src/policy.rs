@@ -43,9 +43,10 @@ pub struct SealSetup {
     /// App-granularity swapping: victim apps by process priority (Algorithm 2), all of
     /// an app's pages swapped together, SL2 requests merged up to 1 MiB.
     pub ags: bool,
-    /// SL1 size in MiB (default: the device's zram size).
+    /// SL1 size in MiB of pages, as zram's disksize (default: the device's zram size).
     pub sl1_mib: Option<f64>,
-    /// SL2 size in MiB (default: the simulator's flash swap size).
+    /// SL2 size in MiB of flash, which holds compressed pages (default: the
+    /// simulator's flash swap size).
     pub sl2_mib: Option<f64>,
 }
 

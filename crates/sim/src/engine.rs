@@ -652,7 +652,8 @@ impl Sim {
         let swap_mib = device.flash.swap_mib.unwrap_or(FLASH_SWAP_MIB);
         let flash_cap = match setup.swap {
             SwapSetup::Flash | SwapSetup::Zswap => pages_of(swap_mib) as i64,
-            SwapSetup::TwoLevel => pages_of(seal_cfg.and_then(|c| c.sl2_mib).unwrap_or(swap_mib)) as i64,
+            // SL2 holds compressed pages (SEAL §IV-D), so its size counts compressed bytes.
+            SwapSetup::TwoLevel => (pages_of(seal_cfg.and_then(|c| c.sl2_mib).unwrap_or(swap_mib)) as f64 * zram_ratio) as i64,
             _ => 0,
         };
         let seal = seal_cfg.map(|c| {

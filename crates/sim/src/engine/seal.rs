@@ -3,7 +3,10 @@
 //! (`Loc::Flash`). Swapped pages always enter SL1; an unloader moves pages of the
 //! sl2-list (LLR weight 0) to SL2 in the background at low I/O priority; with HPL, a
 //! launch loads the app's SL2 pages back into SL1 while it runs; with AGS, reclaim
-//! swaps whole victim apps and SL2 requests are merged up to 1 MiB.
+//! swaps whole victim apps and SL2 requests are merged up to 1 MiB. Pages move between
+//! the levels still compressed ("SEAL unloads the compressed pages from SL1 to SL2",
+//! §IV-D; "the data loaded back to SL1 is still in a compressed state", §IV-B), so SL2
+//! holds, and its requests carry, compressed bytes.
 
 use super::{AppState, Ev, Evict, KillCause, Sim};
 use crate::flash::Op;
@@ -12,13 +15,22 @@ use floe_core::{Nanos, SealSetup};
 use floe_policies::seal::{llr_step, peak_pages, victim, Candidate, AGS_MERGE_BYTES};
 use rand::Rng;
 
-/// Pages per SL2 request: merged under AGS, one page otherwise.
-fn batch_pages(cfg: &SealSetup) -> u32 {
+/// Pages per SL2 request: as many compressed pages as a merged request carries under
+/// AGS (1 MiB of data, "the maximum amount of data carried by a merged request",
+/// §IV-C), one page otherwise.
+fn batch_pages(cfg: &SealSetup, ratio: f64) -> u32 {
     if cfg.ags {
-        (AGS_MERGE_BYTES / 4096) as u32
+        ((AGS_MERGE_BYTES as f64 * ratio / 4096.0).floor() as u32).max(1)
     } else {
         1
     }
+}
+
+/// Bytes a request for `pages` compressed pages moves to or from SL2: their compressed
+/// size, in whole 4 KiB blocks (a lone compressed page still takes one block's I/O).
+pub(super) fn sl2_request_bytes(pages: u64, ratio: f64) -> u64 {
+    let bytes = (pages as f64 * 4096.0 / ratio).ceil() as u64;
+    bytes.div_ceil(4096).max(1) * 4096
 }
 
 /// One app's HPL load: the request in flight and the pages still to ask for.
@@ -156,11 +168,13 @@ impl Sim {
         }
     }
 
-    /// How many of `app`'s pages SL2 may hold: PS_i with HPL, unbounded without.
-    fn seal_sl2_cap(&self, app: u16) -> u64 {
+    /// How many of `app`'s pages SL2 may hold: with HPL, the pages whose compressed data
+    /// fills PS_i's 4 KiB blocks (equation 1 bounds the data HPL must read back within
+    /// mu x T_w at TH); unbounded without.
+    pub(super) fn seal_sl2_cap(&self, app: u16) -> u64 {
         let s = self.seal.as_ref().expect("SEAL state");
         match s.cfg.hpl_mu {
-            Some(mu) => peak_pages(mu, self.seal_window(app), s.th),
+            Some(mu) => (peak_pages(mu, self.seal_window(app), s.th) as f64 * self.zram_ratio).floor() as u64,
             None => u64::MAX,
         }
     }
@@ -196,7 +210,7 @@ impl Sim {
             .map(|i| (-self.apps[i as usize].oom_adj, i))
             .collect();
         order.sort();
-        let batch = batch_pages(&self.seal_mut().cfg);
+        let batch = batch_pages(&self.seal.as_ref().expect("SEAL state").cfg, self.zram_ratio);
         for (_, app) in order {
             let in_sl2 = self.pages.count(app, Loc::Flash) as u64;
             let cap = self.seal_sl2_cap(app);
@@ -220,7 +234,7 @@ impl Sim {
             if pages.is_empty() {
                 continue;
             }
-            let done = self.flash.submit(self.now, Op::Write, pages.len() as u64 * 4096);
+            let done = self.flash.submit(self.now, Op::Write, sl2_request_bytes(pages.len() as u64, self.zram_ratio));
             let life = self.apps[app as usize].life;
             self.seal_mut().unloading = Some((app, life, pages));
             self.push(done, Ev::SealUnloadDone);
@@ -292,7 +306,7 @@ impl Sim {
     fn seal_hpl_next(&mut self, app: u16) {
         let life = self.apps[app as usize].life;
         let now = self.now;
-        let batch = batch_pages(&self.seal_mut().cfg) as usize;
+        let batch = batch_pages(&self.seal.as_ref().expect("SEAL state").cfg, self.zram_ratio) as usize;
         let mut load = std::mem::take(&mut self.seal_mut().loading[app as usize]);
         load.chunk.clear();
         while load.chunk.len() < batch {
@@ -310,7 +324,7 @@ impl Sim {
                 s.th = 0.5 * s.th + 0.5 * load.bytes as f64 / secs;
             }
         } else {
-            let bytes = load.chunk.len() as u64 * 4096;
+            let bytes = sl2_request_bytes(load.chunk.len() as u64, self.zram_ratio);
             load.bytes += bytes;
             let done = self.flash.submit(now, Op::Read, bytes);
             self.push(done, Ev::HplLoaded { app, life });
@@ -457,10 +471,11 @@ mod tests {
         let alive = |sim: &Sim| sim.apps.iter().filter(|a| a.state != AppState::Dead).count();
         let before = alive(&sim);
         sim.seal_launch_started(app);
-        // Every SL2 page of the app is on its way back, one 1 MiB request (AGS) in
-        // flight; nobody dies before one arrives.
+        // Every SL2 page of the app is on its way back, one 1 MiB request (AGS) of
+        // compressed pages in flight; nobody dies before one arrives.
         let load = |sim: &Sim| sim.seal.as_ref().unwrap().loading[app as usize].clone();
-        assert_eq!(load(&sim).chunk.len(), need.min(256));
+        let per_request = (256.0 * sim.zram_ratio).floor() as usize;
+        assert_eq!(load(&sim).chunk.len(), need.min(per_request));
         assert_eq!(load(&sim).chunk.len() + load(&sim).queue.len(), need);
         assert_eq!(alive(&sim), before);
         // They arrive, request after request: SL1 had no room for them, so others were
@@ -472,7 +487,7 @@ mod tests {
             sim.seal_hpl_loaded(app, life);
             requests += 1;
         }
-        assert_eq!(requests, need.div_ceil(256));
+        assert_eq!(requests, need.div_ceil(per_request));
         assert!(alive(&sim) < before, "someone was killed for the room");
         assert_eq!(sim.c.kills_by[KillCause::Sl1Room as usize] - for_room, (before - alive(&sim)) as u64, "counted as HPL's");
         assert_ne!(sim.apps[app as usize].state, AppState::Dead);
@@ -492,8 +507,46 @@ mod tests {
         let own = sim.flash.submit(sim.now, Op::Read, 4096).0 - sim.now.0;
         let most = queued + sim.flash.service(Op::Read, 1 << 20).0 + sim.flash.service(Op::Read, 4096).0;
         assert!(own <= most, "the launch's read took {own} ns, more than the {most} ns of one request and what was queued");
-        let whole = sim.flash.service(Op::Read, need * 4096).0;
+        let whole = sim.flash.service(Op::Read, super::sl2_request_bytes(need, sim.zram_ratio)).0;
         assert!(own < whole / 2);
+    }
+
+    /// SL2 requests carry compressed pages: a lone page takes one 4 KiB block, a merged
+    /// request 1 MiB of compressed data, and what the run wrote to SL2 is the compressed
+    /// size of the pages it unloaded.
+    #[test]
+    fn sl2_requests_carry_compressed_pages() {
+        use super::{batch_pages, sl2_request_bytes};
+        let ratio = 2.69;
+        assert_eq!(sl2_request_bytes(1, ratio), 4096);
+        assert_eq!(sl2_request_bytes(2, ratio), 4096, "two pages of 1,523 bytes fit one block");
+        assert_eq!(sl2_request_bytes(3, ratio), 8192);
+        let seal = floe_core::SealSetup { k: 3, hpl_mu: Some(0.8), ags: true, sl1_mib: None, sl2_mib: None };
+        let merged = batch_pages(&seal, ratio);
+        assert_eq!(merged, 688, "floor(256 x 2.69) pages in a 1 MiB request");
+        assert!(sl2_request_bytes(merged as u64, ratio) <= 1 << 20);
+        assert_eq!(batch_pages(&floe_core::SealSetup { ags: false, ..seal }, ratio), 1);
+
+        // A run: every unload of the sl2-list went out merged and compressed.
+        let mut sim = embedded_sim("hikey970", "seal-30apps", "seal", &RunOptions { seed: 1, ..Default::default() });
+        assert!(sim.run_until(Nanos::from_secs_f64(400.0)));
+        let in_sl2 = sim.flash_used as u64;
+        assert!(in_sl2 > 10_000, "SL2 holds {in_sl2} pages");
+        let written = sim.flash.write_bytes;
+        assert!(written < in_sl2 * 4096 / 2, "{written} bytes written for {in_sl2} pages");
+        assert!(written as f64 >= in_sl2 as f64 * 4096.0 / sim.zram_ratio, "at least their compressed size");
+    }
+
+    /// With HPL, an app's SL2 share is the pages whose compressed data fills PS_i.
+    #[test]
+    fn an_apps_sl2_share_is_ps_i_of_compressed_data() {
+        let mut sim = embedded_sim("hikey970", "seal-30apps", "seal", &RunOptions { seed: 1, ..Default::default() });
+        assert!(sim.run_until(Nanos::from_secs_f64(400.0)));
+        let app = (0..sim.apps.len() as u16).find(|&i| sim.seal_window(i) > Nanos::ZERO).expect("an app has launched");
+        let s = sim.seal.as_ref().unwrap();
+        let ps = floe_policies::seal::peak_pages(0.8, sim.seal_window(app), s.th);
+        assert!(ps > 0);
+        assert_eq!(sim.seal_sl2_cap(app), (ps as f64 * sim.zram_ratio).floor() as u64);
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub fn required(policy: &str) -> &'static [&'static str] {
         "smartlmk" | "android-lmk" => &["cgroup hierarchies", "pidfd kill", "cgroup kill", "psi trigger", "/proc/stat"],
         "selective-kill-first" | "selective-swap-first" => &["cgroup hierarchies", "pidfd kill", "per-app swappiness", "psi trigger"],
         "asap-anon" => &["cgroup hierarchies", "process_madvise", "pagemap", "psi trigger"],
-        "asap" | "asap-file" => &["cgroup hierarchies", "process_madvise", "pagemap", "page idle tracking", "readahead", "psi trigger"],
+        "asap" | "asap-file" => &["cgroup hierarchies", "process_madvise", "pagemap", "readahead", "psi trigger"],
         "llr" | "llr-hpl" | "seal" => &["cgroup hierarchies", "process_madvise", "zram", "zram writeback", "psi trigger"],
         _ => &["cgroup hierarchies", "pidfd kill", "psi trigger"],
     }
@@ -141,14 +141,6 @@ pub fn run() -> Vec<Verdict> {
             }
             Ok("/proc/PID/pagemap present and swap bits (ASAP's switch logging)".into())
         })(),
-    ));
-    out.push(verdict(
-        "page idle tracking",
-        exists(
-            "/sys/kernel/mm/page_idle/bitmap",
-            "per-page access bits",
-            "CONFIG_IDLE_PAGE_TRACKING): ASAP's file estimator cannot log accesses",
-        ),
     ));
     out.push(verdict(
         "psi trigger",

@@ -7,6 +7,7 @@
 
 use crate::cgroup::{AppGroup, GroupMemory, Hierarchies};
 use crate::prepage::AnonPrepager;
+use crate::prepage_file::FilePrepager;
 use crate::procfs::{parse_cpu_line, parse_flat, parse_kb_table};
 use crate::state::prepage_key;
 use crate::state::Store;
@@ -395,6 +396,8 @@ struct Counters {
     low_memory: u64,
     prepaged: u64,
     switch_faults: u64,
+    prepaged_file: u64,
+    switch_file_faults: u64,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -429,6 +432,8 @@ pub struct Daemon {
     last_save: Instant,
     /// ASAP's anonymous estimator and prepaging, for policies that ask for it.
     prepager: Option<AnonPrepager>,
+    /// ASAP's file-backed estimator and prepaging, for policies that ask for it.
+    file_prepager: Option<FilePrepager>,
     /// Sample at `sample_ms` until then, at `idle_sample_ms` after.
     busy_until: Instant,
     /// min_free_kbytes, read once.
@@ -545,12 +550,6 @@ impl Daemon {
         let hier = Hierarchies::detect()?;
         let policy = floe_policies::make(&cfg.policy).ok_or_else(|| Error::Unsupported(format!("unknown policy `{}`", cfg.policy)))?;
         let setup = policy.setup();
-        if setup.prepage.is_some_and(|p| p.file) {
-            return Err(Error::Unsupported(format!(
-                "policy `{}` prepages file pages, whose estimator needs per-page access bits of file mappings (page-idle tracking, CONFIG_IDLE_PAGE_TRACKING); this backend runs ASAP's anonymous estimator only (policy asap-anon)",
-                cfg.policy
-            )));
-        }
         if setup.seal.is_some() {
             return Err(Error::Unsupported(format!(
                 "policy `{}` places pages between SL1 (zram) and SL2 (flash); Linux can move chosen pages there only by zram writeback (CONFIG_ZRAM_WRITEBACK, per-page since 6.x), which this backend does not drive yet (`floe daemon --check --policy seal` shows whether the kernel has it)",
@@ -572,6 +571,7 @@ impl Daemon {
         };
         let store = Store::open(&cfg.state_db)?;
         let prepager = setup.prepage.filter(|p| p.anon).map(|_| AnonPrepager::new());
+        let file_prepager = setup.prepage.filter(|p| p.file).map(|_| FilePrepager::new());
         let mut apps = Vec::new();
         for r in cfg.apps.iter().filter(|_| cfg.adopt_layout.is_none()) {
             let group = AppGroup::create(&hier, &format!("{}/{}", cfg.cgroup_root, r.name))?;
@@ -606,6 +606,7 @@ impl Daemon {
             store,
             last_save: Instant::now(),
             prepager,
+            file_prepager,
             busy_until: Instant::now(),
             scanner: ProcScanner::default(),
             timeline: None,
@@ -636,6 +637,11 @@ impl Daemon {
             if let Some(p) = d.prepager.as_mut() {
                 if let Err(e) = p.import(&saved) {
                     d.log(&format!("state: ignoring saved prepaging tables: {e}"));
+                }
+            }
+            if let Some(p) = d.file_prepager.as_mut() {
+                if let Err(e) = p.import(&saved) {
+                    d.log(&format!("state: ignoring saved file prepaging tables: {e}"));
                 }
             }
         }
@@ -694,8 +700,22 @@ impl Daemon {
     /// Saves what the policy learned, in one transaction.
     fn save_state(&mut self) {
         self.last_save = Instant::now();
-        if let Some(t) = self.prepager.as_ref().map(AnonPrepager::export) {
-            if let Err(e) = self.store.save(&prepage_key(&self.cfg.policy), &t) {
+        // One record for both estimators: {"anon": ..., "file": ...}.
+        let parts: Vec<String> = self
+            .prepager
+            .as_ref()
+            .map(AnonPrepager::export)
+            .into_iter()
+            .chain(self.file_prepager.as_ref().map(FilePrepager::export))
+            .collect();
+        if !parts.is_empty() {
+            let mut all = serde_json::Map::new();
+            for p in &parts {
+                if let Ok(serde_json::Value::Object(m)) = serde_json::from_str(p) {
+                    all.extend(m);
+                }
+            }
+            if let Err(e) = self.store.save(&prepage_key(&self.cfg.policy), &serde_json::Value::Object(all).to_string()) {
                 self.log(&format!("state: cannot save: {e}"));
             }
         }
@@ -1066,6 +1086,10 @@ impl Daemon {
                 self.c.prepaged += fetching as u64;
                 self.log(&format!("asap: switch to {name}: {swapped} pages in swap, prepaging {fetching}"));
             }
+            if let Some(fetching) = self.file_prepager.as_mut().map(|p| p.begin(name, &pids)).filter(|&n| n > 0) {
+                self.c.prepaged_file += fetching as u64;
+                self.log(&format!("asap: switch to {name}: reading {fetching} file pages ahead"));
+            }
         }
         self.pending.push(Event::LaunchStarted { app: to, kind });
         self.pending.push(Event::AppSwitch { from, to: Some(to) });
@@ -1101,21 +1125,43 @@ impl Daemon {
         Ok(())
     }
 
-    /// Ends the prepager's switch in progress (only if it is app `only`'s, when given):
-    /// the estimator learns what the switch touched.
-    fn end_switch(&mut self, only: Option<usize>) {
-        let Some(app) = self.prepager.as_ref().and_then(|p| p.in_progress()).map(|(a, _)| a.to_string()) else { return };
-        let Some(i) = self.apps.iter().position(|a| a.rule.name == app) else { return };
+    /// The app whose switch an estimator has in progress (`in_progress`), its index and
+    /// processes, unless `only` names another app.
+    fn switching_app(&self, in_progress: Option<(&str, Instant)>, only: Option<usize>) -> Option<(String, Vec<i32>)> {
+        let app = in_progress?.0.to_string();
+        let i = self.apps.iter().position(|a| a.rule.name == app)?;
         if only.is_some_and(|o| o != i) {
-            return;
+            return None;
         }
         let pids = self.apps[i].group.pids().unwrap_or_default();
-        if let Some(r) = self.prepager.as_mut().and_then(|p| p.end(&app, &pids)) {
-            self.c.switch_faults += r.faulted as u64;
-            self.log(&format!(
-                "asap: switch to {app} done: {} of {} pages in swap faulted by the app, {} prepaged; {} targets, {} candidates",
-                r.faulted, r.swapped, r.prepaged, r.targets, r.candidates
-            ));
+        Some((app, pids))
+    }
+
+    /// Ends the prepagers' switch in progress (only if it is app `only`'s, when given):
+    /// the estimators learn what the switch touched.
+    fn end_switch(&mut self, only: Option<usize>) {
+        if let Some((app, pids)) = self.switching_app(self.prepager.as_ref().and_then(|p| p.in_progress()), only) {
+            if let Some(r) = self.prepager.as_mut().and_then(|p| p.end(&app, &pids)) {
+                self.c.switch_faults += r.faulted as u64;
+                self.log(&format!(
+                    "asap: switch to {app} done: {} of {} pages in swap faulted by the app, {} prepaged; {} targets, {} candidates",
+                    r.faulted, r.swapped, r.prepaged, r.targets, r.candidates
+                ));
+            }
+        }
+        if let Some((app, pids)) = self.switching_app(self.file_prepager.as_ref().and_then(|p| p.in_progress()), only) {
+            if let Some(r) = self.file_prepager.as_mut().and_then(|p| p.end(&app, &pids)) {
+                self.c.switch_file_faults += r.faulted as u64;
+                let phase = if r.profiled < floe_policies::asap::PROFILE_SWITCHES {
+                    format!("profiled {} of 10 switches", r.profiled)
+                } else {
+                    format!("{} candidate and {} target pages", r.candidates, r.targets)
+                };
+                self.log(&format!(
+                    "asap: switch to {app} done: {} file pages faulted, {} read ahead, {} of them unused; {phase}",
+                    r.faulted, r.prepaged, r.unused
+                ));
+            }
         }
     }
 
@@ -1147,6 +1193,8 @@ impl Daemon {
             ("low_memory", "samples below a low-memory killer level", c.low_memory),
             ("prepaged_pages", "anonymous pages ASAP fetched ahead of app switches", c.prepaged),
             ("switch_swap_faults", "pages in swap the app faulted in itself during a switch", c.switch_faults),
+            ("prepaged_file_pages", "file pages ASAP read ahead of app switches", c.prepaged_file),
+            ("switch_file_faults", "file pages the app mapped by faulting during a switch", c.switch_file_faults),
         ] {
             s += &format!("# TYPE floe_{name} counter\n# HELP floe_{name} {help}\nfloe_{name}_total {v}\n");
         }
@@ -1250,7 +1298,10 @@ impl Daemon {
                     next_discover = now + discover;
                 }
                 self.sample(d);
-                if self.prepager.as_ref().and_then(|p| p.in_progress()).is_some_and(|(_, t)| t.elapsed() > SWITCH_WINDOW) {
+                let switching = |t: Option<(&str, Instant)>| t.is_some_and(|(_, t)| t.elapsed() > SWITCH_WINDOW);
+                if switching(self.prepager.as_ref().and_then(|p| p.in_progress()))
+                    || switching(self.file_prepager.as_ref().and_then(|p| p.in_progress()))
+                {
                     self.end_switch(None);
                 }
                 self.lmk();

@@ -10,6 +10,7 @@ pub mod cgroup;
 pub mod check;
 pub mod daemon;
 pub mod prepage;
+pub mod prepage_file;
 pub mod procfs;
 pub mod state;
 pub mod sys;

@@ -57,10 +57,16 @@ pub fn check(key: &str, text: &str) -> std::result::Result<(), String> {
     let (policy, tables) = key_policy(key);
     let mut p = floe_policies::make_spec(policy).map_err(|_| format!("unknown policy `{policy}` (see `floe list policies`)"))?;
     if tables {
-        if !p.setup().prepage.is_some_and(|s| s.anon) {
+        let Some(setup) = p.setup().prepage.filter(|s| s.anon || s.file) else {
             return Err(format!("policy `{policy}` keeps no prepaging tables"));
+        };
+        if setup.anon {
+            crate::prepage::AnonPrepager::new().import(text)?;
         }
-        return crate::prepage::AnonPrepager::new().import(text);
+        if setup.file {
+            crate::prepage_file::FilePrepager::new().import(text)?;
+        }
+        return Ok(());
     }
     if p.export_state(&NoApps).is_none() {
         return Err(format!("policy `{policy}` keeps no state"));
@@ -149,7 +155,10 @@ mod tests {
         assert!(check("smartlmk", r#"{"x": 1}"#).is_err());
         assert!(check("lru-cfs", "{}").unwrap_err().contains("keeps no state"));
         assert!(check("nosuch", "{}").unwrap_err().contains("unknown policy"));
-        assert!(check(&prepage_key("asap"), r#"{"anon": {}}"#).is_ok());
+        assert!(check(&prepage_key("asap-anon"), r#"{"anon": {}}"#).is_ok());
+        assert!(check(&prepage_key("asap-file"), r#"{"file": {}}"#).is_ok());
+        assert!(check(&prepage_key("asap"), r#"{"anon": {}, "file": {}}"#).is_ok());
+        assert!(check(&prepage_key("asap"), r#"{"anon": {}}"#).unwrap_err().contains("file tables"));
         assert!(check(&prepage_key("asap"), r#"{"x": 1}"#).is_err());
         assert!(check(&prepage_key("ice"), r#"{"anon": {}}"#).unwrap_err().contains("no prepaging tables"));
     }

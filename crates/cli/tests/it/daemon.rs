@@ -253,8 +253,9 @@ fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_not
 
     // (2) The timeline (a row every 200 ms, flushed as written) saw it: the simulator's
     // columns, the kernel's memory, the freezes and refaults, the foreground app; the
-    // frame columns empty, as the daemon sees no frames.
-    std::thread::sleep(Duration::from_millis(450));
+    // frame columns empty, as the daemon sees no frames. (Three rows take 600 ms from
+    // the daemon's start, which the freezes above may take less than.)
+    wait_for("three timeline rows", Duration::from_secs(5), || std::fs::read_to_string(&timeline).is_ok_and(|t| t.lines().count() > 3));
     let text = std::fs::read_to_string(&timeline).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -458,29 +459,37 @@ fn selective_keeps_kill_targets_out_of_swap() {
     assert!(log.lock().unwrap().iter().any(|l| l.ends_with("swappable k")), "{:?}", log.lock().unwrap());
 }
 
-#[test]
-fn asap_prepaging_lowers_major_faults_on_switch_in() {
-    let _alone = crate::alone();
-    let Itest { tag, v2, mem, sock, db, cfg, mut c } = itest("asap", true);
-    for base in [&v2, &mem] {
-        let root = base.join(&tag);
+/// A daemon running ASAP's `policy` (with zram swap) over two apps, x and y, matched by
+/// the command lines `{tag}-x` and `{tag}-y`, and a scratch folder for the test's files.
+fn asap_daemon(name: &str, policy: &str) -> (Itest, std::sync::Arc<Mutex<Vec<String>>>, PathBuf) {
+    let mut it = itest(name, true);
+    let Itest { tag, v2, mem, sock, db, cfg, c } = &mut it;
+    for base in [&*v2, &*mem] {
+        let root = base.join(&*tag);
         c.dirs.push(root.clone());
         c.dirs.push(root.join("x"));
         c.dirs.push(root.join("y"));
     }
     let mut toml = format!(
-        "policy = \"asap-anon\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nstate_db = \"{db}\"\nsample_ms = 50\ndiscover_ms = 50\n"
+        "policy = \"{policy}\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nstate_db = \"{db}\"\nsample_ms = 50\ndiscover_ms = 50\n"
     );
     for a in ["x", "y"] {
         toml += &format!("\n[[app]]\nname = \"{a}\"\ncmdline = \"{tag}-{a}\"\n");
     }
-    std::fs::write(&cfg, toml).unwrap();
-    let (daemon, log) = start_daemon(&cfg, "policy asap-anon, 2 apps");
+    std::fs::write(&*cfg, toml).unwrap();
+    let (daemon, log) = start_daemon(cfg, &format!("policy {policy}, 2 apps"));
     c.procs.push(daemon);
+    let dir = std::env::temp_dir().join(&*tag);
+    std::fs::create_dir_all(&dir).unwrap();
+    (it, log, dir)
+}
+
+#[test]
+fn asap_prepaging_lowers_major_faults_on_switch_in() {
+    let _alone = crate::alone();
+    let (Itest { tag, mem, sock, mut c, .. }, log, dir) = asap_daemon("asap", "asap-anon");
     // x: 64 MiB of heap; at each `go-N` file it reads all of it (its switch-in) and
     // writes the major faults that took to `done-N`.
-    let dir = std::env::temp_dir().join(&tag);
-    std::fs::create_dir_all(&dir).unwrap();
     let script = format!(
         "import mmap,os,resource,time\nwhile not os.path.exists('{d}/start'): time.sleep(0.01)\nm=mmap.mmap(-1,64<<20,flags=mmap.MAP_PRIVATE|mmap.MAP_ANONYMOUS)\nfor i in range(0,64<<20,4096): m[i]=(i>>12)%251\nn=1\nwhile True:\n    while not os.path.exists('{d}/go-%d'%n): time.sleep(0.01)\n    f0=resource.getrusage(resource.RUSAGE_SELF).ru_majflt\n    s=0\n    for i in range(0,64<<20,4096): s+=m[i]\n    f1=resource.getrusage(resource.RUSAGE_SELF).ru_majflt\n    open('{d}/done-%d'%n,'w').write(str(f1-f0))\n    n+=1\n",
         d = dir.display()
@@ -523,6 +532,78 @@ fn asap_prepaging_lowers_major_faults_on_switch_in() {
     let prepaged: u64 = m.lines().find_map(|l| l.strip_prefix("floe_prepaged_pages_total ")).unwrap().parse().unwrap();
     assert!(prepaged > 8000, "{m}");
     assert!(log.lock().unwrap().iter().any(|l| l.contains("asap: switch to x: ") && l.contains("prepaging")), "{:?}", log.lock().unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// ASAP's file estimator on the kernel: the app maps a 16 MiB file and at each switch-in
+/// reads 1,536 of its pages; in the background it loses them (its mapping paged out and
+/// the file's cache dropped, as reclaim would). The daemon profiles ten switches, the
+/// eleventh makes the faulted candidates targets, and from the twelfth it reads them
+/// ahead: the app's switch-in takes a fraction of the major faults. Target pages read
+/// ahead and left unused leave the table.
+#[test]
+fn asap_file_prepaging_reads_a_switchs_file_pages_ahead() {
+    let _alone = crate::alone();
+    let (Itest { tag, sock, mut c, .. }, log, dir) = asap_daemon("asapf", "asap-file");
+    let data = dir.join("data.bin");
+    {
+        // Written back, so that dropping the file's cache drops it all.
+        use std::io::Write;
+        let mut f = std::fs::File::create(&data).unwrap();
+        f.write_all(&(0..16u32 << 20).map(|i| (i % 251) as u8).collect::<Vec<u8>>()).unwrap();
+        f.sync_all().unwrap();
+    }
+    // x maps the file (MADV_RANDOM: a fault reads its own page only). At `out-N` it
+    // loses the pages (MADV_PAGEOUT of the mapping, then the file's clean cache
+    // dropped) and writes `gone-N`; at `go-N` it reads pages 0-1023 and 2048-2559 (from
+    // the fourteenth on, 0-1023 only) and writes the major faults that took to `done-N`.
+    let script = format!(
+        "import mmap,os,resource,time\nfd=os.open('{f}',os.O_RDONLY)\nm=mmap.mmap(fd,16<<20,mmap.MAP_SHARED,mmap.PROT_READ)\nm.madvise(mmap.MADV_RANDOM)\nS=list(range(0,1024))+list(range(2048,2560))\nn=1\nwhile True:\n    while not os.path.exists('{d}/out-%d'%n): time.sleep(0.01)\n    m.madvise(21)\n    os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED)\n    open('{d}/gone-%d'%n,'w').write('1')\n    while not os.path.exists('{d}/go-%d'%n): time.sleep(0.01)\n    f0=resource.getrusage(resource.RUSAGE_SELF).ru_majflt\n    s=0\n    for p in (S if n<14 else S[:1024]): s+=m[p*4096]\n    f1=resource.getrusage(resource.RUSAGE_SELF).ru_majflt\n    open('{d}/done-%d'%n,'w').write(str(f1-f0))\n    n+=1\n",
+        f = data.display(),
+        d = dir.display()
+    );
+    c.procs.push(Command::new(python()).args(["-c", &script, &format!("{tag}-x")]).spawn().unwrap());
+    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-y sleep 600")]).spawn().unwrap());
+    wait_for("both apps adopted", Duration::from_secs(5), || {
+        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
+    });
+    let mut faults = Vec::new();
+    for n in 1..=14 {
+        ctl(&sock, &["fg", "y"]);
+        std::fs::write(dir.join(format!("out-{n}")), "").unwrap();
+        wait_for("x lost its file pages", Duration::from_secs(10), || dir.join(format!("gone-{n}")).exists());
+        ctl(&sock, &["fg", "x"]);
+        // The switch's own work before the app reads its file, the same every round.
+        std::thread::sleep(Duration::from_millis(500));
+        std::fs::write(dir.join(format!("go-{n}")), "").unwrap();
+        let done = dir.join(format!("done-{n}"));
+        wait_for("x read its file", Duration::from_secs(30), || std::fs::read_to_string(&done).is_ok_and(|s| !s.is_empty()));
+        faults.push(std::fs::read_to_string(&done).unwrap().trim().parse::<u64>().unwrap());
+        ctl(&sock, &["launch-done", "x"]);
+    }
+    eprintln!("major faults at switch-in, rounds 1-14: {faults:?}");
+    // Rounds 1-10 profile, round 11 makes targets, rounds 12 and 13 read them ahead.
+    assert!(faults[..11].iter().all(|&f| f >= 1400), "without prepaging every page read is a major fault: {faults:?}");
+    assert!(faults[11] * 4 < faults[0] && faults[12] * 4 < faults[0], "prepaging cut the switch-in faults: {faults:?}");
+    let m = ctl(&sock, &["metrics"]);
+    let prepaged: u64 = m.lines().find_map(|l| l.strip_prefix("floe_prepaged_file_pages_total ")).unwrap().parse().unwrap();
+    assert!(prepaged >= 3 * 1400, "{m}");
+    let lines = log.lock().unwrap().clone();
+    // Profiling ends with the pages faulted in at least eight of ten switches.
+    let count = |l: &str, after: &str| -> Option<u64> { l.split(after).next()?.rsplit(' ').next()?.parse().ok() };
+    let profiled = lines.iter().find(|l| l.contains("asap: switch to x done: ") && l.contains(" candidate and 0 target pages")).unwrap();
+    assert!((1400..=1536).contains(&count(profiled, " candidate and").unwrap()), "{profiled}");
+    let read_ahead: Vec<u64> = lines.iter().filter_map(|l| count(l, " file pages ahead")).collect();
+    assert!(read_ahead.len() == 3 && read_ahead.iter().all(|&n| n >= 1400), "{lines:?}");
+    // Round 14 leaves pages 2048-2559 unread: read ahead and unused, they leave the
+    // targets. (MADV_PAGEOUT may leave a few pages mapped, which are then neither read
+    // ahead nor faulted: the counts are bounds.)
+    assert!(faults[13] * 4 < faults[0], "{faults:?}");
+    let last = lines.iter().rev().find(|l| l.contains("asap: switch to x done: ")).unwrap();
+    let num = |after: &str| -> u64 { last.split(after).next().unwrap().rsplit(' ').next().unwrap().parse().unwrap() };
+    let (unused, targets) = (num(" of them unused"), num(" target pages"));
+    assert!(num(" file pages faulted") <= 1024 && (400..=512).contains(&unused), "{last}");
+    assert!((1024..=1536 - 400).contains(&targets), "{last}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -11,11 +11,11 @@ use crate::prepage_file::FilePrepager;
 use crate::procfs::{parse_cpu_line, parse_flat, parse_kb_table};
 use crate::state::prepage_key;
 use crate::state::Store;
-use crate::sys::{anon_ranges, Pidfd, PsiTrigger, MADV_PAGEOUT, MADV_WILLNEED};
+use crate::sys::{anon_ranges, Pidfd, PsiTrigger, MADV_COLD, MADV_PAGEOUT, MADV_WILLNEED};
 use crate::{read, Error, Result};
 use floe_core::{
-    Action, AppId, AppInfo, AppState, CpuClass, Event, LaunchKind, LmkMode, MemInfo, Nanos, PageKind, Pages, Policy, PriorityClass, Setup,
-    SystemView,
+    Action, AppId, AppInfo, AppState, CpuClass, Event, LaunchKind, LmkMode, MemInfo, Nanos, PageKind, Pages, Policy, PriorityClass,
+    ReclaimOrder, Setup, SystemView,
 };
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -360,6 +360,10 @@ struct App {
     marker: bool,
     /// The launch in progress: when `floe ctl fg` began it, and how.
     launching: Option<(Instant, LaunchKind)>,
+    /// Freeze-aware eviction (Ice+): when the app was frozen, and whether its pages
+    /// have been paged out since.
+    frozen_since: Option<Instant>,
+    paged_out: bool,
 }
 
 impl App {
@@ -378,6 +382,8 @@ impl App {
             swap: 0,
             marker: false,
             launching: None,
+            frozen_since: None,
+            paged_out: false,
         }
     }
 }
@@ -398,6 +404,7 @@ struct Counters {
     switch_faults: u64,
     prepaged_file: u64,
     switch_file_faults: u64,
+    frozen_pageouts: u64,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -645,6 +652,12 @@ impl Daemon {
                 }
             }
         }
+        if d.setup.reclaim == ReclaimOrder::FgLast {
+            d.log(&format!(
+                "note: policy {} asks reclaim to pass over the foreground app's pages; this backend leaves the order to the kernel's LRU",
+                d.cfg.policy
+            ));
+        }
         if d.setup.swap_threshold.is_some() {
             d.log(&format!(
                 "note: policy {} asks for its own swap threshold; the kernel's reclaim starts at its watermarks (or the budget's limit) instead",
@@ -826,6 +839,7 @@ impl Daemon {
             }
         }
         self.refresh_meminfo();
+        self.frozen_first_pageout();
         if self.setup.events.pressure {
             // kswapd scanned and freed nothing since the last sample while free memory
             // is below the low watermark: a failed pass (machine-wide; under a memory
@@ -869,6 +883,39 @@ impl Daemon {
     }
 
     /// Reads memory: the machine's, or what is left of the budget.
+    /// Ice+'s freeze-aware eviction under pressure (§4.3.1, "moves them out of LRU lists
+    /// quickly", app by app): while free memory (or the budget's) is below the low
+    /// watermark, each sample pages out one frozen app, the longest frozen first, that has
+    /// not been paged out since it was frozen: its anonymous memory to swap, its private
+    /// file pages dropped (MADV_PAGEOUT), before the kernel's LRU reaches anyone else.
+    fn frozen_first_pageout(&mut self) {
+        if self.setup.reclaim != ReclaimOrder::FrozenFirst || self.meminfo.free >= self.meminfo.wmark_low {
+            return;
+        }
+        let next = (0..self.apps.len())
+            .filter(|&i| self.apps[i].state == AppState::Frozen && !self.apps[i].paged_out)
+            .min_by_key(|&i| self.apps[i].frozen_since);
+        let Some(i) = next else { return };
+        self.apps[i].paged_out = true;
+        let name = self.apps[i].rule.name.clone();
+        if let Err(why) = self.guard_app(AppId(i as u16), "pageout") {
+            self.c.refused += 1;
+            self.log(&format!("refused pageout of {name}: {why}"));
+            return;
+        }
+        if self.cfg.dry_run {
+            self.log(&format!("dry-run: would page out {name} (frozen first)"));
+            return;
+        }
+        match each_pid_with(&self.apps[i].group, app_ranges, |p, ranges| p.madvise(ranges, MADV_PAGEOUT).map(|_| ())) {
+            Ok(()) => {
+                self.c.frozen_pageouts += 1;
+                self.log(&format!("pageout {name} (frozen first, free {} MiB below the low watermark)", self.meminfo.free.0 / 256));
+            }
+            Err(e) => self.log(&format!("pageout {name} failed: {e}")),
+        }
+    }
+
     fn refresh_meminfo(&mut self) {
         self.meminfo = read_meminfo(self.min_free_kb);
         if let Some(mib) = self.cfg.memory_limit_mib {
@@ -957,20 +1004,24 @@ impl Daemon {
 
     /// Applies one action after the guard: nothing touches the FG app (except thaw),
     /// init, floe itself or protected processes.
-    fn apply(&mut self, act: Action) {
+    /// Whether an action `what` may touch app `a`: never the foreground (but a thaw or
+    /// prepaging), never init, floe, its supervisor or a protected process.
+    fn guard_app(&self, a: AppId, what: &str) -> std::result::Result<(), String> {
         let me = std::process::id() as i32;
+        let app = self.apps.get(a.0 as usize).ok_or_else(|| format!("no app {}", a.0))?;
+        if self.fg == Some(a) && what != "thaw" && what != "prepage" {
+            return Err(format!("{} is in the foreground", app.rule.name));
+        }
+        for pid in app.group.pids().unwrap_or_default() {
+            let comm = read(format!("/proc/{pid}/comm")).unwrap_or_default();
+            guard(pid, comm.trim(), &self.cfg.protected, me, self.supervisor)?;
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, act: Action) {
         let target = |a: AppId| a.0 as usize;
-        let check = |d: &Daemon, a: AppId, what: &str| -> std::result::Result<(), String> {
-            let app = d.apps.get(target(a)).ok_or_else(|| format!("no app {}", a.0))?;
-            if d.fg == Some(a) && what != "thaw" && what != "prepage" {
-                return Err(format!("{} is in the foreground", app.rule.name));
-            }
-            for pid in app.group.pids().unwrap_or_default() {
-                let comm = read(format!("/proc/{pid}/comm")).unwrap_or_default();
-                guard(pid, comm.trim(), &d.cfg.protected, me, d.supervisor)?;
-            }
-            Ok(())
-        };
+        let check = |d: &Daemon, a: AppId, what: &str| d.guard_app(a, what);
         let (app, what) = match &act {
             Action::Freeze(a) => (*a, "freeze"),
             Action::Thaw(a) => (*a, "thaw"),
@@ -1004,7 +1055,10 @@ impl Daemon {
         let g = &self.apps[target(app)].group;
         let r: Result<()> = match act {
             Action::Freeze(_) => g.freeze(T).map(|_| {
-                self.apps[target(app)].state = AppState::Frozen;
+                let x = &mut self.apps[target(app)];
+                x.state = AppState::Frozen;
+                x.frozen_since = Some(Instant::now());
+                x.paged_out = false;
                 self.c.freezes += 1;
             }),
             Action::Thaw(_) => g.thaw(T).map(|_| {
@@ -1012,6 +1066,7 @@ impl Daemon {
                 if x.state == AppState::Frozen {
                     x.state = if self.fg == Some(app) { AppState::Foreground } else { AppState::Cached };
                 }
+                x.frozen_since = None;
                 self.c.thaws += 1;
             }),
             Action::Reclaim { .. } => each_pid(g, |p, ranges| p.madvise(ranges, MADV_PAGEOUT).map(|_| ())),
@@ -1037,6 +1092,18 @@ impl Daemon {
         match r {
             Ok(()) => self.log(&format!("{what} {name}")),
             Err(e) => self.log(&format!("{what} {name} failed: {e}")),
+        }
+        if matches!(act, Action::Freeze(_))
+            && self.setup.reclaim == ReclaimOrder::FrozenFirst
+            && self.apps[target(app)].state == AppState::Frozen
+        {
+            // Ice+ §4.3.1: a frozen app's pages are "identified as inactive immediately":
+            // deactivated, so the kernel's reclaim takes them before others'.
+            let g = &self.apps[target(app)].group;
+            match each_pid_with(g, app_ranges, |p, ranges| p.madvise(ranges, MADV_COLD).map(|_| ())) {
+                Ok(()) => self.log(&format!("cold {name} (frozen first)")),
+                Err(e) => self.log(&format!("cold {name} failed: {e}")),
+            }
         }
     }
 
@@ -1195,6 +1262,7 @@ impl Daemon {
             ("switch_swap_faults", "pages in swap the app faulted in itself during a switch", c.switch_faults),
             ("prepaged_file_pages", "file pages ASAP read ahead of app switches", c.prepaged_file),
             ("switch_file_faults", "file pages the app mapped by faulting during a switch", c.switch_file_faults),
+            ("frozen_pageouts", "frozen apps paged out first under pressure (Ice+)", c.frozen_pageouts),
         ] {
             s += &format!("# TYPE floe_{name} counter\n# HELP floe_{name} {help}\nfloe_{name}_total {v}\n");
         }
@@ -1335,12 +1403,28 @@ impl Daemon {
 }
 
 fn each_pid(g: &AppGroup, f: impl Fn(&Pidfd, &[(usize, usize)]) -> Result<()>) -> Result<()> {
+    each_pid_with(g, anon_ranges, f)
+}
+
+/// The ranges of a process's memory an action applies to.
+type RangesOf = fn(i32) -> Result<Vec<(usize, usize)>>;
+
+/// Calls `f` with a pidfd and the `ranges` of each process of the group.
+fn each_pid_with(g: &AppGroup, ranges: RangesOf, f: impl Fn(&Pidfd, &[(usize, usize)]) -> Result<()>) -> Result<()> {
     for pid in g.pids()? {
         let p = Pidfd::open(pid)?;
-        let ranges = anon_ranges(pid)?;
-        f(&p, &ranges)?;
+        f(&p, &ranges(pid)?)?;
     }
     Ok(())
+}
+
+/// A process's anonymous mappings and its mappings of files: what of an app's memory
+/// reclaim can take (shared pages the kernel skips itself).
+fn app_ranges(pid: i32) -> Result<Vec<(usize, usize)>> {
+    let mut r = anon_ranges(pid)?;
+    let maps = read(format!("/proc/{pid}/maps"))?;
+    r.extend(crate::prepage_file::parse_file_mappings(&maps).into_iter().map(|m| (m.start, m.end - m.start)));
+    Ok(r)
 }
 
 /// Thaws every group under `root` in the hierarchies that can freeze.

@@ -75,17 +75,22 @@ impl Pidfd {
     }
 
     /// Applies `advice` to the given ranges of this process's memory; returns the bytes
-    /// advised. (process_madvise, Linux 5.10+.)
+    /// advised. (process_madvise, Linux 5.10+; at most UIO_MAXIOV = 1,024 ranges a call,
+    /// so more go in several.)
     pub fn madvise(&self, ranges: &[(usize, usize)], advice: i32) -> Result<usize> {
-        let iov: Vec<libc::iovec> =
-            ranges.iter().map(|&(addr, len)| libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len }).collect();
-        // SAFETY: the iovecs describe addresses in the *target* process; the kernel
-        // validates them there. Our buffer lives across the call.
-        let r = unsafe { libc::syscall(libc::SYS_process_madvise, self.fd.as_raw_fd(), iov.as_ptr(), iov.len(), advice, 0u32) };
-        if r < 0 {
-            return Err(last_err(&format!("process_madvise({}, advice {advice})", self.pid)));
+        let mut total = 0;
+        for chunk in ranges.chunks(1024) {
+            let iov: Vec<libc::iovec> =
+                chunk.iter().map(|&(addr, len)| libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len }).collect();
+            // SAFETY: the iovecs describe addresses in the *target* process; the kernel
+            // validates them there. Our buffer lives across the call.
+            let r = unsafe { libc::syscall(libc::SYS_process_madvise, self.fd.as_raw_fd(), iov.as_ptr(), iov.len(), advice, 0u32) };
+            if r < 0 {
+                return Err(last_err(&format!("process_madvise({}, advice {advice})", self.pid)));
+            }
+            total += r as usize;
         }
-        Ok(r as usize)
+        Ok(total)
     }
 }
 

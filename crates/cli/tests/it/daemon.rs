@@ -77,9 +77,14 @@ impl Itest {
     /// sampling every 50 ms, with `extra` keys, and registers the groups the daemon will
     /// make in both hierarchies for removal.
     fn ice_config(&mut self, apps: &[&str], extra: &str) {
+        self.config("ice", apps, extra)
+    }
+
+    /// [`Itest::ice_config`] for another policy.
+    fn config(&mut self, policy: &str, apps: &[&str], extra: &str) {
         let Itest { tag, sock, .. } = self;
         let mut text = format!(
-            "policy = \"ice\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nstate_db = \"/tmp/{tag}.db\"\nsample_ms = 50\ndiscover_ms = 50\n{extra}"
+            "policy = \"{policy}\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nstate_db = \"/tmp/{tag}.db\"\nsample_ms = 50\ndiscover_ms = 50\n{extra}"
         );
         for a in apps {
             text += &format!("\n[[app]]\nname = \"{a}\"\ncmdline = \"{tag}-{a}\"\n");
@@ -457,6 +462,47 @@ fn selective_keeps_kill_targets_out_of_swap() {
     assert!(vm_kb(k, "VmRSS:") > 60 << 10, "the kill-target keeps all of its memory resident");
     assert!(vm_kb(s, "VmSwap:") > 1 << 10, "the swap-target's memory goes to swap");
     assert!(log.lock().unwrap().iter().any(|l| l.ends_with("swappable k")), "{:?}", log.lock().unwrap());
+}
+
+/// Ice+'s freeze-aware eviction on the kernel: the refaulting background app is frozen
+/// and its pages deactivated at once (MADV_COLD); with free memory under a budget below
+/// the low watermark, the frozen app is paged out before the kernel's LRU reaches the
+/// others (MADV_PAGEOUT).
+#[test]
+fn ice_plus_pages_out_the_frozen_app_first_under_pressure() {
+    let _alone = crate::alone();
+    let mut it = itest("iceplus", true);
+    // 96 MiB for the apps: the free memory left is below this machine's low watermark
+    // (5/4 of min_free_kbytes, 82 MiB here) once they hold 14 MiB or more; the killer
+    // acts only below 4 MiB, so the apps stay.
+    it.config("ice-plus", &["fg", "bg"], "memory_limit_mib = 96\nminfree_mib = [[900, 4]]\n");
+    let Itest { tag, v2, mem, sock, cfg, mut c, .. } = it;
+    let (daemon, log) = start_daemon(&cfg, "policy ice-plus, 2 apps");
+    c.procs.push(daemon);
+    std::fs::write(mem.join(&tag).join("bg").join("memory.limit_in_bytes"), "24M").unwrap();
+    let go = PathBuf::from(format!("/tmp/{tag}.go"));
+    c.files.push(go.clone());
+    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-fg sleep 600")]).spawn().unwrap());
+    let script = format!("import mmap,os,time\nwhile not os.path.exists({go:?}): time.sleep(0.01)\nm=mmap.mmap(-1,40<<20,flags=mmap.MAP_PRIVATE|mmap.MAP_ANONYMOUS)\nwhile True:\n    for i in range(0,40<<20,4096): m[i]=1\n    time.sleep(0.01)\n");
+    c.procs.push(Command::new(python()).args(["-c", &script, &format!("{tag}-bg")]).spawn().unwrap());
+    wait_for("both apps adopted", Duration::from_secs(5), || {
+        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
+    });
+    std::fs::write(&go, "").unwrap();
+    ctl(&sock, &["fg", "fg"]);
+    let bg = v2.join(&tag).join("bg");
+    wait_for("bg frozen by Ice+", Duration::from_secs(15), || frozen(&bg));
+    let has = |what: &str| log.lock().unwrap().iter().any(|l| l.contains(what));
+    wait_for("bg paged out", Duration::from_secs(10), || has("pageout bg (frozen first"));
+    assert!(has("cold bg (frozen first)"), "{:?}", log.lock().unwrap());
+    let bg_pid = c.procs[2].id();
+    let anon = vm_kb(bg_pid, "RssAnon:");
+    eprintln!("bg after its page-out: RssAnon {anon} kB, VmSwap {} kB", vm_kb(bg_pid, "VmSwap:"));
+    assert!(anon < 4 << 10, "the frozen app's heap left memory: RssAnon {anon} kB");
+    assert!(vm_kb(bg_pid, "VmSwap:") > 30 << 10, "its heap is in swap");
+    assert!(!frozen(&v2.join(&tag).join("fg")), "the foreground app is never frozen");
+    let m = ctl(&sock, &["metrics"]);
+    assert!(m.contains("floe_frozen_pageouts_total 1\n"), "one page-out per freeze: {m}");
 }
 
 /// A daemon running ASAP's `policy` (with zram swap) over two apps, x and y, matched by

@@ -69,7 +69,7 @@ fn swapped_and_present(pids: &[i32]) -> (BTreeSet<PageKey>, BTreeSet<PageKey>) {
 }
 
 /// Makes the calling thread SCHED_IDLE: it runs only when a core has nothing else.
-fn sched_idle() {
+pub(crate) fn sched_idle() {
     let param = libc::sched_param { sched_priority: 0 };
     // SAFETY: pid 0 is the calling thread; a valid policy and parameter.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };

@@ -13,10 +13,12 @@
 //! - **Offline profiling.** The paper profiles ten switches of each app offline; the
 //!   daemon profiles the app's first ten switches it sees, and keeps as candidates the
 //!   pages faulted in at least eight of them (`floe_policies::asap::profile`).
-//! - **Prepaging.** At a switch, one SCHED_NORMAL thread reads the target extents ahead
-//!   into the page cache with readahead(2), file by file (§5.2: whole files per thread;
-//!   the file system reads its own metadata first). Fetched pages are not mapped; the
-//!   app's access then takes a minor fault and maps them.
+//! - **Prepaging.** At a switch, threads read the target extents ahead into the page
+//!   cache with readahead(2), a whole file each (§5.2, so no two hold one file's locks;
+//!   the file system reads its own metadata first): one SCHED_NORMAL thread takes the
+//!   largest 15 % of the files, which hold about 90 % of a switch's file pages (Fig.
+//!   5.1), and one SCHED_IDLE thread per other core shares the rest. Fetched pages are
+//!   not mapped; the app's access then takes a minor fault and maps them.
 //! - **Eviction.** A fetched target page still unmapped in every process of the app when
 //!   the switch ends went unused; it leaves the target table, splitting its extent.
 //!
@@ -165,7 +167,21 @@ struct Switch {
     before: FilePages,
     fetched: FilePages,
     stop: Arc<AtomicBool>,
-    worker: Option<JoinHandle<()>>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+/// Share of the files, largest first, that §5.2's SCHED_NORMAL thread takes: "about 90%
+/// of the total number of accessed pages is part of the top 15% of large files".
+pub const LARGE_FILE_SHARE: f64 = 0.15;
+
+/// Splits the files to read ahead, given as (size in bytes, work), into the large ones
+/// for the SCHED_NORMAL thread (the largest 15 %, at least one) and the rest, largest
+/// first both.
+pub fn split_large_files<T>(mut files: Vec<(u64, T)>) -> (Vec<T>, Vec<T>) {
+    files.sort_by_key(|f| std::cmp::Reverse(f.0));
+    let large = ((files.len() as f64 * LARGE_FILE_SHARE).ceil() as usize).min(files.len());
+    let rest = files.split_off(large);
+    (files.into_iter().map(|f| f.1).collect(), rest.into_iter().map(|f| f.1).collect())
 }
 
 /// The file estimator's tables per app (by name) and the switch in progress.
@@ -219,31 +235,49 @@ impl FilePrepager {
             }
         }
         let stop = Arc::new(AtomicBool::new(false));
-        let worker = (!work.is_empty()).then(|| {
+        let sized = work.into_iter().map(|w| (std::fs::metadata(&w.0).map_or(0, |m| m.len()), w)).collect();
+        let (large, rest) = split_large_files(sized);
+        let mut workers = Vec::new();
+        if !large.is_empty() {
             let stop = stop.clone();
-            std::thread::spawn(move || {
-                for (path, extents) in work {
+            workers.push(std::thread::spawn(move || {
+                for (path, extents) in large {
                     read_ahead(&path, &extents, &stop);
                 }
-            })
-        });
+            }));
+        }
+        if !rest.is_empty() {
+            let rest = Arc::new(std::sync::Mutex::new(rest.into_iter()));
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            for _ in 0..cores.saturating_sub(1).max(1) {
+                let (rest, stop) = (rest.clone(), stop.clone());
+                workers.push(std::thread::spawn(move || {
+                    crate::prepage::sched_idle();
+                    loop {
+                        let next = rest.lock().ok().and_then(|mut r| r.next());
+                        let Some((path, extents)) = next else { break };
+                        read_ahead(&path, &extents, &stop);
+                    }
+                }));
+            }
+        }
         let n = fetched.values().map(BTreeSet::len).sum();
-        self.switch = Some(Switch { app: app.to_string(), started: Instant::now(), before, fetched, stop, worker });
+        self.switch = Some(Switch { app: app.to_string(), started: Instant::now(), before, fetched, stop, workers });
         n
     }
 
     /// Waits until the switch's read-ahead has been issued (tests and `end`).
     pub fn wait_fetched(&mut self) {
-        if let Some(w) = self.switch.as_mut().and_then(|s| s.worker.take()) {
+        for w in self.switch.as_mut().map(|s| std::mem::take(&mut s.workers)).unwrap_or_default() {
             let _ = w.join();
         }
     }
 
     /// Stops a switch in progress without learning from it.
     pub fn cancel(&mut self) {
-        if let Some(mut s) = self.switch.take() {
+        if let Some(s) = self.switch.take() {
             s.stop.store(true, Ordering::Relaxed);
-            if let Some(w) = s.worker.take() {
+            for w in s.workers {
                 let _ = w.join();
             }
         }
@@ -348,6 +382,19 @@ mod tests {
         let r = learn_files(&mut t, &none, &pages("/a", &[10, 11, 12, 13, 14, 60]), &fetched);
         assert_eq!((r.prepaged, r.unused, r.targets), (11, 5, 6));
         assert_eq!(t.files["/a"].1, vec![(10, 5), (60, 1)]);
+    }
+
+    #[test]
+    fn the_largest_files_go_to_the_normal_priority_thread() {
+        // Twenty files of 1..20 MiB, given smallest first; the work is the size in MiB.
+        let files: Vec<(u64, u64)> = (1..=20u64).map(|mib| (mib << 20, mib)).collect();
+        let (large, rest) = split_large_files(files);
+        assert_eq!(large, vec![20, 19, 18], "15 % of 20 files, largest first");
+        assert_eq!(rest, (1..=17).rev().collect::<Vec<u64>>());
+        let (large, rest) = split_large_files(vec![(5u64, "only")]);
+        assert_eq!((large, rest), (vec!["only"], vec![]), "one file is a large one");
+        let (large, rest) = split_large_files(Vec::<(u64, ())>::new());
+        assert!(large.is_empty() && rest.is_empty());
     }
 
     #[test]

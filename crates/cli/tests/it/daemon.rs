@@ -18,6 +18,8 @@ struct Cleanup {
     procs: Vec<Child>,
     dirs: Vec<PathBuf>,
     files: Vec<PathBuf>,
+    /// Scratch folders, removed with what they hold, whether the test passed or not.
+    trees: Vec<PathBuf>,
     zram: bool,
 }
 
@@ -37,6 +39,9 @@ impl Drop for Cleanup {
         }
         for f in &self.files {
             let _ = std::fs::remove_file(f);
+        }
+        for t in &self.trees {
+            let _ = std::fs::remove_dir_all(t);
         }
         if self.zram {
             let _ = Command::new("swapoff").arg("/dev/zram0").status();
@@ -61,7 +66,7 @@ struct Itest {
 fn itest(name: &str, zram: bool) -> Itest {
     let tag = format!("floe-itest-{name}-{}", std::process::id());
     let (v2, mem) = (mount("cgroup2", None), mount("cgroup", Some("memory")));
-    let mut c = Cleanup { procs: vec![], dirs: vec![], files: vec![], zram: false };
+    let mut c = Cleanup { procs: vec![], dirs: vec![], files: vec![], trees: vec![], zram: false };
     if zram {
         c.zram = zram_swap();
     }
@@ -527,6 +532,7 @@ fn asap_daemon(name: &str, policy: &str) -> (Itest, std::sync::Arc<Mutex<Vec<Str
     c.procs.push(daemon);
     let dir = std::env::temp_dir().join(&*tag);
     std::fs::create_dir_all(&dir).unwrap();
+    c.trees.push(dir.clone());
     (it, log, dir)
 }
 
@@ -578,7 +584,6 @@ fn asap_prepaging_lowers_major_faults_on_switch_in() {
     let prepaged: u64 = m.lines().find_map(|l| l.strip_prefix("floe_prepaged_pages_total ")).unwrap().parse().unwrap();
     assert!(prepaged > 8000, "{m}");
     assert!(log.lock().unwrap().iter().any(|l| l.contains("asap: switch to x: ") && l.contains("prepaging")), "{:?}", log.lock().unwrap());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// ASAP's file estimator on the kernel: the app maps a 16 MiB file and at each switch-in
@@ -650,7 +655,6 @@ fn asap_file_prepaging_reads_a_switchs_file_pages_ahead() {
     let (unused, targets) = (num(" of them unused"), num(" target pages"));
     assert!(num(" file pages faulted") <= 1024 && (400..=512).contains(&unused), "{last}");
     assert!((1024..=1536 - 400).contains(&targets), "{last}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -882,7 +882,6 @@ impl Daemon {
         self.apps.iter().map(|a| a.group.cpu_usec().ok()).sum()
     }
 
-    /// Reads memory: the machine's, or what is left of the budget.
     /// Ice+'s freeze-aware eviction under pressure (§4.3.1, "moves them out of LRU lists
     /// quickly", app by app): while free memory (or the budget's) is below the low
     /// watermark, each sample pages out one frozen app, the longest frozen first, that has
@@ -916,6 +915,7 @@ impl Daemon {
         }
     }
 
+    /// Reads memory: the machine's, or what is left of the budget.
     fn refresh_meminfo(&mut self) {
         self.meminfo = read_meminfo(self.min_free_kb);
         if let Some(mib) = self.cfg.memory_limit_mib {
@@ -1002,8 +1002,6 @@ impl Daemon {
         self.policy = Some(policy);
     }
 
-    /// Applies one action after the guard: nothing touches the FG app (except thaw),
-    /// init, floe itself or protected processes.
     /// Whether an action `what` may touch app `a`: never the foreground (but a thaw or
     /// prepaging), never init, floe, its supervisor or a protected process.
     fn guard_app(&self, a: AppId, what: &str) -> std::result::Result<(), String> {
@@ -1019,6 +1017,8 @@ impl Daemon {
         Ok(())
     }
 
+    /// Applies one action after the guard: nothing touches the FG app (except thaw),
+    /// init, floe itself or protected processes.
     fn apply(&mut self, act: Action) {
         let target = |a: AppId| a.0 as usize;
         let check = |d: &Daemon, a: AppId, what: &str| d.guard_app(a, what);
@@ -1192,7 +1192,7 @@ impl Daemon {
         Ok(())
     }
 
-    /// The app whose switch an estimator has in progress (`in_progress`), its index and
+    /// The app whose switch an estimator has in progress (`in_progress`): its name and
     /// processes, unless `only` names another app.
     fn switching_app(&self, in_progress: Option<(&str, Instant)>, only: Option<usize>) -> Option<(String, Vec<i32>)> {
         let app = in_progress?.0.to_string();

@@ -266,13 +266,6 @@ impl FilePrepager {
         n
     }
 
-    /// Waits until the switch's read-ahead has been issued (tests and `end`).
-    pub fn wait_fetched(&mut self) {
-        for w in self.switch.as_mut().map(|s| std::mem::take(&mut s.workers)).unwrap_or_default() {
-            let _ = w.join();
-        }
-    }
-
     /// Stops a switch in progress without learning from it.
     pub fn cancel(&mut self) {
         if let Some(s) = self.switch.take() {
@@ -288,8 +281,13 @@ impl FilePrepager {
         if self.switch.as_ref().is_none_or(|s| s.app != app) {
             return None;
         }
-        self.wait_fetched();
-        let s = self.switch.take()?;
+        // Read-ahead not issued by now is dropped (its threads may be starved of CPU;
+        // the daemon's loop does not wait for them).
+        let mut s = self.switch.take()?;
+        s.stop.store(true, Ordering::Relaxed);
+        for w in std::mem::take(&mut s.workers) {
+            let _ = w.join();
+        }
         let after = mapped_file_pages(pids);
         let t = self.tables.entry(app.to_string()).or_default();
         Some(learn_files(t, &s.before, &after, &s.fetched))

@@ -536,10 +536,12 @@ fn asap_daemon(name: &str, policy: &str) -> (Itest, std::sync::Arc<Mutex<Vec<Str
     (it, log, dir)
 }
 
+/// ASAP with both estimators: the anonymous one's prepaging cuts the switch-in's major
+/// faults, and both estimators' tables are saved in one record.
 #[test]
 fn asap_prepaging_lowers_major_faults_on_switch_in() {
     let _alone = crate::alone();
-    let (Itest { tag, mem, sock, mut c, .. }, log, dir) = asap_daemon("asap", "asap-anon");
+    let (Itest { tag, mem, sock, db, mut c, .. }, log, dir) = asap_daemon("asap", "asap");
     // x: 64 MiB of heap; at each `go-N` file it reads all of it (its switch-in) and
     // writes the major faults that took to `done-N`.
     let script = format!(
@@ -584,6 +586,14 @@ fn asap_prepaging_lowers_major_faults_on_switch_in() {
     let prepaged: u64 = m.lines().find_map(|l| l.strip_prefix("floe_prepaged_pages_total ")).unwrap().parse().unwrap();
     assert!(prepaged > 8000, "{m}");
     assert!(log.lock().unwrap().iter().any(|l| l.contains("asap: switch to x: ") && l.contains("prepaging")), "{:?}", log.lock().unwrap());
+    assert!(Command::new("kill").args(["-TERM", &c.procs[0].id().to_string()]).status().unwrap().success());
+    let _ = c.procs[0].wait();
+    let out = Command::new(env!("CARGO_BIN_EXE_floe")).args(["state", "--db", &db, "asap"]).output().unwrap();
+    let out = String::from_utf8_lossy(&out.stdout);
+    let json = out.split_once(": ").map(|(_, j)| j).unwrap_or_else(|| panic!("{out}"));
+    let saved: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert!(saved["anon"]["x"]["targets"].as_array().is_some_and(|t| t.len() > 8000), "the anonymous targets: {out}");
+    assert!(saved["file"]["x"]["profiled"].as_array().is_some_and(|p| p.len() == 3), "three switches profiled: {out}");
 }
 
 /// ASAP's file estimator on the kernel: the app maps a 16 MiB file and at each switch-in
@@ -595,7 +605,7 @@ fn asap_prepaging_lowers_major_faults_on_switch_in() {
 #[test]
 fn asap_file_prepaging_reads_a_switchs_file_pages_ahead() {
     let _alone = crate::alone();
-    let (Itest { tag, sock, mut c, .. }, log, dir) = asap_daemon("asapf", "asap-file");
+    let (Itest { tag, sock, db, mut c, .. }, log, dir) = asap_daemon("asapf", "asap-file");
     let data = dir.join("data.bin");
     {
         // Written back, so that dropping the file's cache drops it all.
@@ -655,6 +665,19 @@ fn asap_file_prepaging_reads_a_switchs_file_pages_ahead() {
     let (unused, targets) = (num(" of them unused"), num(" target pages"));
     assert!(num(" file pages faulted") <= 1024 && (400..=512).contains(&unused), "{last}");
     assert!((1024..=1536 - 400).contains(&targets), "{last}");
+    // Stopped cleanly, the daemon saves the tables: the file's candidates and targets.
+    let daemon_pid = c.procs[0].id();
+    assert!(Command::new("kill").args(["-TERM", &daemon_pid.to_string()]).status().unwrap().success());
+    let _ = c.procs[0].wait();
+    let out = Command::new(env!("CARGO_BIN_EXE_floe")).args(["state", "--db", &db, "asap-file"]).output().unwrap();
+    let out = String::from_utf8_lossy(&out.stdout);
+    let json = out.split_once(": ").map(|(_, j)| j).unwrap_or_else(|| panic!("{out}"));
+    let saved: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    let file = &saved["file"]["x"]["files"][data.to_str().unwrap()];
+    assert_eq!(file[1][0], serde_json::json!([0, 1024]), "pages 0-1023 are targets: {out}");
+    let saved_targets: u64 = file[1].as_array().unwrap().iter().map(|e| e[1].as_u64().unwrap()).sum();
+    assert_eq!(saved_targets, targets, "the saved targets are the last switch's: {out}");
+    assert_eq!(saved["file"]["x"]["profiled_done"], true, "{out}");
 }
 
 #[test]

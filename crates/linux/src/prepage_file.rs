@@ -395,6 +395,53 @@ mod tests {
         assert!(large.is_empty() && rest.is_empty());
     }
 
+    proptest::proptest! {
+        /// Ten profiled switches fault a core set (plus noise), later ones random pages
+        /// with random pages already mapped. Whatever they do, the core set becomes
+        /// candidates, and the tables stay well formed: target extents sorted, disjoint
+        /// and non-empty, within the candidates' span (merging fills gaps between
+        /// candidate pages, splitting may leave such a gap page alone), and no fetched page
+        /// the switch left unmapped a target.
+        #[test]
+        fn learning_keeps_the_tables_well_formed(
+            core in proptest::collection::btree_set(0u32..200, 1..60),
+            noise in proptest::collection::vec(proptest::collection::btree_set(0u32..200, 0..40), PROFILE_SWITCHES),
+            later in proptest::collection::vec(
+                (proptest::collection::btree_set(0u32..200, 0..120), proptest::collection::btree_set(0u32..200, 0..60)),
+                1..12,
+            )
+        ) {
+            let mut t = AppFileTables::default();
+            let file = |p: BTreeSet<u32>| -> FilePages { [("/f".to_string(), p)].into_iter().collect() };
+            for n in &noise {
+                learn_files(&mut t, &FilePages::new(), &file(core.union(n).copied().collect()), &FilePages::new());
+            }
+            let is_candidate = |t: &AppFileTables, p: u32| t.files["/f"].0.iter().any(|&(s, l)| p >= s && p < s + l);
+            for &p in &core {
+                proptest::prop_assert!(is_candidate(&t, p), "core page {} is a candidate", p);
+            }
+            let mut fetched = FilePages::new();
+            for (touched, mapped) in &later {
+                let after = file(mapped.union(touched).copied().collect());
+                learn_files(&mut t, &file(mapped.clone()), &after, &fetched);
+                let targets = &t.files["/f"].1;
+                for w in targets.windows(2) {
+                    proptest::prop_assert!(w[0].0 + w[0].1 < w[1].0, "sorted and disjoint: {:?}", targets);
+                }
+                let c = &t.files["/f"].0;
+                let span = c[0].0..c[c.len() - 1].0 + c[c.len() - 1].1;
+                for &(s, l) in targets {
+                    proptest::prop_assert!(l > 0 && span.contains(&s) && span.contains(&(s + l - 1)), "{:?} outside {:?}", (s, l), span);
+                }
+                for u in fetched.get("/f").map_or(Vec::new(), |f| f.difference(&after["/f"]).copied().collect()) {
+                    proptest::prop_assert!(!targets.iter().any(|&(s, l)| u >= s && u < s + l), "unused page {} still a target", u);
+                }
+                // The next switch reads this one's targets ahead, except what is mapped.
+                fetched = file(targets.iter().flat_map(|&(s, l)| s..s + l).filter(|p| !mapped.contains(p)).collect());
+            }
+        }
+    }
+
     #[test]
     fn tables_round_trip_through_json() {
         let mut p = FilePrepager::new();

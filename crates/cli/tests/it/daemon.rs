@@ -619,7 +619,7 @@ fn asap_file_prepaging_reads_a_switchs_file_pages_ahead() {
     // dropped) and writes `gone-N`; at `go-N` it reads pages 0-1023 and 2048-2559 (from
     // the fourteenth on, 0-1023 only) and writes the major faults that took to `done-N`.
     let script = format!(
-        "import mmap,os,resource,time\nfd=os.open('{f}',os.O_RDONLY)\nm=mmap.mmap(fd,16<<20,mmap.MAP_SHARED,mmap.PROT_READ)\nm.madvise(mmap.MADV_RANDOM)\nS=list(range(0,1024))+list(range(2048,2560))\nn=1\nwhile True:\n    while not os.path.exists('{d}/out-%d'%n): time.sleep(0.01)\n    m.madvise(21)\n    os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED)\n    open('{d}/gone-%d'%n,'w').write('1')\n    while not os.path.exists('{d}/go-%d'%n): time.sleep(0.01)\n    f0=resource.getrusage(resource.RUSAGE_SELF).ru_majflt\n    s=0\n    for p in (S if n<14 else S[:1024]): s+=m[p*4096]\n    f1=resource.getrusage(resource.RUSAGE_SELF).ru_majflt\n    open('{d}/done-%d'%n,'w').write(str(f1-f0))\n    n+=1\n",
+        "import mmap,os,resource,time\nfd=os.open('{f}',os.O_RDONLY)\nm=mmap.mmap(fd,16<<20,mmap.MAP_SHARED,mmap.PROT_READ)\nm.madvise(mmap.MADV_RANDOM)\nS=list(range(0,1024))+list(range(2048,2560))\nn=1\nwhile True:\n    while not os.path.exists('{d}/out-%d'%n): time.sleep(0.01)\n    m.madvise(21)\n    os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED)\n    open('{d}/gone-%d'%n,'w').write('1')\n    while not os.path.exists('{d}/go-%d'%n): time.sleep(0.01)\n    f0=resource.getrusage(resource.RUSAGE_SELF).ru_majflt\n    t0=time.monotonic()\n    s=0\n    for p in (S if n<14 else S[:1024]): s+=m[p*4096]\n    t1=time.monotonic()\n    f1=resource.getrusage(resource.RUSAGE_SELF).ru_majflt\n    open('{d}/done-%d'%n,'w').write('%d %.1f'%(f1-f0,(t1-t0)*1000))\n    n+=1\n",
         f = data.display(),
         d = dir.display()
     );
@@ -628,7 +628,7 @@ fn asap_file_prepaging_reads_a_switchs_file_pages_ahead() {
     wait_for("both apps adopted", Duration::from_secs(5), || {
         ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
     });
-    let mut faults = Vec::new();
+    let (mut faults, mut read_ms) = (Vec::new(), Vec::new());
     for n in 1..=14 {
         ctl(&sock, &["fg", "y"]);
         std::fs::write(dir.join(format!("out-{n}")), "").unwrap();
@@ -639,10 +639,14 @@ fn asap_file_prepaging_reads_a_switchs_file_pages_ahead() {
         std::fs::write(dir.join(format!("go-{n}")), "").unwrap();
         let done = dir.join(format!("done-{n}"));
         wait_for("x read its file", Duration::from_secs(30), || std::fs::read_to_string(&done).is_ok_and(|s| !s.is_empty()));
-        faults.push(std::fs::read_to_string(&done).unwrap().trim().parse::<u64>().unwrap());
+        let text = std::fs::read_to_string(&done).unwrap();
+        let (f, ms) = text.trim().split_once(' ').unwrap();
+        faults.push(f.parse::<u64>().unwrap());
+        read_ms.push(ms.parse::<f64>().unwrap());
         ctl(&sock, &["launch-done", "x"]);
     }
     eprintln!("major faults at switch-in, rounds 1-14: {faults:?}");
+    eprintln!("time to read the file pages at switch-in (ms), rounds 1-14: {read_ms:?}");
     // Rounds 1-10 profile, round 11 makes targets, rounds 12 and 13 read them ahead.
     assert!(faults[..11].iter().all(|&f| f >= 1400), "without prepaging every page read is a major fault: {faults:?}");
     assert!(faults[11] * 4 < faults[0] && faults[12] * 4 < faults[0], "prepaging cut the switch-in faults: {faults:?}");

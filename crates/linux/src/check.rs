@@ -24,7 +24,9 @@ pub struct Verdict {
 /// optional. Unknown names need only the common set.
 pub fn required(policy: &str) -> &'static [&'static str] {
     match policy {
-        "ice" | "ice-plus" | "power-freezer" => &["cgroup hierarchies", "freezer", "refault counters", "psi trigger", "pidfd kill"],
+        "ice" | "power-freezer" => &["cgroup hierarchies", "freezer", "refault counters", "psi trigger", "pidfd kill"],
+        // Freeze-aware eviction deactivates and pages out frozen apps.
+        "ice-plus" => &["cgroup hierarchies", "freezer", "refault counters", "psi trigger", "pidfd kill", "process_madvise"],
         "smartlmk" | "android-lmk" => &["cgroup hierarchies", "pidfd kill", "cgroup kill", "psi trigger", "/proc/stat"],
         "selective-kill-first" | "selective-swap-first" => &["cgroup hierarchies", "pidfd kill", "per-app swappiness", "psi trigger"],
         "asap-anon" => &["cgroup hierarchies", "process_madvise", "pagemap", "psi trigger"],

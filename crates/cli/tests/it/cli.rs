@@ -231,6 +231,22 @@ fn daemon_check_passes_on_this_machine_and_the_sample_config_is_valid() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let out = floe(&["daemon", "--check", "--policy", "nope"]);
     assert_eq!(out.status.code(), Some(2));
+    // Per policy, what it does not need is marked optional: Ice+ pages out with
+    // process_madvise, Ice does not; ASAP's file estimator needs no page-idle tracking.
+    let line = |policy: &str, m: &str| {
+        let out = floe(&["daemon", "--check", "--policy", policy]);
+        assert!(out.status.success(), "{policy}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).lines().find(|l| l.contains(m)).unwrap_or_else(|| panic!("{policy}: no {m} line")).to_string()
+    };
+    assert!(!line("ice-plus", "process_madvise").contains("optional"));
+    assert!(line("ice", "process_madvise").contains("optional"));
+    let asap = floe(&["daemon", "--check", "--policy", "asap"]);
+    assert!(
+        asap.status.success() && !String::from_utf8_lossy(&asap.stdout).contains("page idle"),
+        "{}",
+        String::from_utf8_lossy(&asap.stdout)
+    );
+    assert!(!line("asap", "readahead").contains("optional"));
 }
 
 #[test]

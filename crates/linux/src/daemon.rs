@@ -714,20 +714,10 @@ impl Daemon {
     fn save_state(&mut self) {
         self.last_save = Instant::now();
         // One record for both estimators: {"anon": ..., "file": ...}.
-        let parts: Vec<String> = self
-            .prepager
-            .as_ref()
-            .map(AnonPrepager::export)
-            .into_iter()
-            .chain(self.file_prepager.as_ref().map(FilePrepager::export))
-            .collect();
-        if !parts.is_empty() {
-            let mut all = serde_json::Map::new();
-            for p in &parts {
-                if let Ok(serde_json::Value::Object(m)) = serde_json::from_str(p) {
-                    all.extend(m);
-                }
-            }
+        let parts =
+            self.prepager.as_ref().map(AnonPrepager::export).into_iter().chain(self.file_prepager.as_ref().map(FilePrepager::export));
+        let all: serde_json::Map<String, serde_json::Value> = parts.filter_map(|v| v.as_object().cloned()).flatten().collect();
+        if !all.is_empty() {
             if let Err(e) = self.store.save(&prepage_key(&self.cfg.policy), &serde_json::Value::Object(all).to_string()) {
                 self.log(&format!("state: cannot save: {e}"));
             }
@@ -1421,8 +1411,8 @@ fn each_pid_with(g: &AppGroup, ranges: RangesOf, f: impl Fn(&Pidfd, &[(usize, us
 /// A process's anonymous mappings and its mappings of files: what of an app's memory
 /// reclaim can take (shared pages the kernel skips itself).
 fn app_ranges(pid: i32) -> Result<Vec<(usize, usize)>> {
-    let mut r = anon_ranges(pid)?;
     let maps = read(format!("/proc/{pid}/maps"))?;
+    let mut r = crate::sys::parse_anon_ranges(&maps);
     r.extend(crate::prepage_file::parse_file_mappings(&maps).into_iter().map(|m| (m.start, m.end - m.start)));
     Ok(r)
 }

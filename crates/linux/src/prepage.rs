@@ -45,8 +45,32 @@ struct Switch {
     started: Instant,
     swapped: BTreeSet<PageKey>,
     fetched: BTreeSet<PageKey>,
+    fetchers: Fetchers,
+}
+
+/// A switch's fetching threads and the flag that stops them; shared by the anonymous
+/// and the file prepager.
+#[derive(Default)]
+pub(crate) struct Fetchers {
     stop: Arc<AtomicBool>,
-    workers: Vec<JoinHandle<()>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Fetchers {
+    /// Runs `work` on a new thread; it should return soon after the flag it is given
+    /// is set.
+    pub(crate) fn spawn(&mut self, work: impl FnOnce(&AtomicBool) + Send + 'static) {
+        let stop = self.stop.clone();
+        self.threads.push(std::thread::spawn(move || work(&stop)));
+    }
+
+    /// Stops the threads: what they have not fetched yet is dropped.
+    pub(crate) fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
 }
 
 /// The anonymous estimator's tables per app (by name) and the switch in progress.
@@ -96,15 +120,14 @@ impl AnonPrepager {
         tables.targets.retain(|k, _| pids.contains(&k.0));
         let fetch: Vec<PageKey> = tables.targets.keys().filter(|k| swapped.contains(k)).copied().collect();
         let fetched: BTreeSet<PageKey> = fetch.iter().copied().collect();
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut workers = Vec::new();
+        let mut fetchers = Fetchers::default();
         if !fetch.is_empty() {
             let fetch = Arc::new(fetch);
             let next = Arc::new(AtomicUsize::new(0));
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
             for _ in 0..cores {
-                let (fetch, next, stop) = (fetch.clone(), next.clone(), stop.clone());
-                workers.push(std::thread::spawn(move || {
+                let (fetch, next) = (fetch.clone(), next.clone());
+                fetchers.spawn(move |stop| {
                     sched_idle();
                     let mut fds: BTreeMap<i32, Option<Pidfd>> = BTreeMap::new();
                     while !stop.load(Ordering::Relaxed) {
@@ -123,21 +146,18 @@ impl AnonPrepager {
                             }
                         }
                     }
-                }));
+                });
             }
         }
         let n = (swapped.len(), fetched.len());
-        self.switch = Some(Switch { app: app.to_string(), started: Instant::now(), swapped, fetched, stop, workers });
+        self.switch = Some(Switch { app: app.to_string(), started: Instant::now(), swapped, fetched, fetchers });
         n
     }
 
     /// Stops a switch in progress without learning from it.
     pub fn cancel(&mut self) {
         if let Some(s) = self.switch.take() {
-            s.stop.store(true, Ordering::Relaxed);
-            for w in s.workers {
-                let _ = w.join();
-            }
+            s.fetchers.stop();
         }
     }
 
@@ -147,25 +167,22 @@ impl AnonPrepager {
             return None;
         }
         let s = self.switch.take()?;
-        s.stop.store(true, Ordering::Relaxed);
-        for w in s.workers {
-            let _ = w.join();
-        }
+        s.fetchers.stop();
         let (_, present) = swapped_and_present(pids);
         let t = self.tables.entry(app.to_string()).or_default();
         Some(learn(t, &s.swapped, &s.fetched, &present))
     }
 
-    /// The tables as JSON, to outlive a restart of the daemon (the apps' processes, and
-    /// so their page numbers, live on).
-    pub fn export(&self) -> String {
+    /// The tables as JSON, `{"anon": ...}`, to outlive a restart of the daemon (the
+    /// apps' processes, and so their page numbers, live on).
+    pub fn export(&self) -> serde_json::Value {
         let enc = |m: &BTreeMap<PageKey, u8>| m.iter().map(|(&(pid, v), &t)| (pid, v, t)).collect::<Vec<_>>();
         let apps: BTreeMap<&str, serde_json::Value> = self
             .tables
             .iter()
             .map(|(a, t)| (a.as_str(), serde_json::json!({ "candidates": enc(&t.candidates), "targets": enc(&t.targets) })))
             .collect();
-        serde_json::json!({ "anon": apps }).to_string()
+        serde_json::json!({ "anon": apps })
     }
 
     pub fn import(&mut self, text: &str) -> std::result::Result<(), String> {
@@ -254,7 +271,7 @@ mod tests {
         let t = p.tables.entry("cam".into()).or_default();
         t.candidates.insert((42, 1 << 35), 3);
         t.targets.insert((42, 7), 5);
-        let text = p.export();
+        let text = p.export().to_string();
         let mut q = AnonPrepager::new();
         q.import(&text).unwrap();
         assert_eq!(q.tables, p.tables);

@@ -25,13 +25,13 @@
 //! Needs /proc/PID/pagemap and readahead(2); no per-page access bits (page-idle
 //! tracking), which the paper's kernel module reads and this project's CI kernel lacks.
 
+use crate::prepage::{sched_idle, Fetchers};
 use crate::sys::page_locations;
 use floe_policies::asap::{profile, Extent, FileTables, PROFILE_SWITCHES};
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Instant;
 
 /// Pages of one file (by page index in the file), per file path.
@@ -166,8 +166,7 @@ struct Switch {
     started: Instant,
     before: FilePages,
     fetched: FilePages,
-    stop: Arc<AtomicBool>,
-    workers: Vec<JoinHandle<()>>,
+    fetchers: Fetchers,
 }
 
 /// Share of the files, largest first, that §5.2's SCHED_NORMAL thread takes: "about 90%
@@ -234,45 +233,40 @@ impl FilePrepager {
                 work.push((f.clone(), targets.clone()));
             }
         }
-        let stop = Arc::new(AtomicBool::new(false));
         let sized = work.into_iter().map(|w| (std::fs::metadata(&w.0).map_or(0, |m| m.len()), w)).collect();
         let (large, rest) = split_large_files(sized);
-        let mut workers = Vec::new();
+        let mut fetchers = Fetchers::default();
         if !large.is_empty() {
-            let stop = stop.clone();
-            workers.push(std::thread::spawn(move || {
+            fetchers.spawn(move |stop| {
                 for (path, extents) in large {
-                    read_ahead(&path, &extents, &stop);
+                    read_ahead(&path, &extents, stop);
                 }
-            }));
+            });
         }
         if !rest.is_empty() {
             let rest = Arc::new(std::sync::Mutex::new(rest.into_iter()));
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
             for _ in 0..cores.saturating_sub(1).max(1) {
-                let (rest, stop) = (rest.clone(), stop.clone());
-                workers.push(std::thread::spawn(move || {
-                    crate::prepage::sched_idle();
+                let rest = rest.clone();
+                fetchers.spawn(move |stop| {
+                    sched_idle();
                     loop {
                         let next = rest.lock().ok().and_then(|mut r| r.next());
                         let Some((path, extents)) = next else { break };
-                        read_ahead(&path, &extents, &stop);
+                        read_ahead(&path, &extents, stop);
                     }
-                }));
+                });
             }
         }
         let n = fetched.values().map(BTreeSet::len).sum();
-        self.switch = Some(Switch { app: app.to_string(), started: Instant::now(), before, fetched, stop, workers });
+        self.switch = Some(Switch { app: app.to_string(), started: Instant::now(), before, fetched, fetchers });
         n
     }
 
     /// Stops a switch in progress without learning from it.
     pub fn cancel(&mut self) {
         if let Some(s) = self.switch.take() {
-            s.stop.store(true, Ordering::Relaxed);
-            for w in s.workers {
-                let _ = w.join();
-            }
+            s.fetchers.stop();
         }
     }
 
@@ -283,11 +277,8 @@ impl FilePrepager {
         }
         // Read-ahead not issued by now is dropped (its threads may be starved of CPU;
         // the daemon's loop does not wait for them).
-        let mut s = self.switch.take()?;
-        s.stop.store(true, Ordering::Relaxed);
-        for w in std::mem::take(&mut s.workers) {
-            let _ = w.join();
-        }
+        let s = self.switch.take()?;
+        s.fetchers.stop();
         let after = mapped_file_pages(pids);
         let t = self.tables.entry(app.to_string()).or_default();
         Some(learn_files(t, &s.before, &after, &s.fetched))
@@ -298,9 +289,10 @@ impl FilePrepager {
         self.tables.get(app)
     }
 
-    /// The tables as JSON, to outlive a restart of the daemon (files keep their paths).
-    pub fn export(&self) -> String {
-        serde_json::json!({ "file": &self.tables }).to_string()
+    /// The tables as JSON, `{"file": ...}`, to outlive a restart of the daemon (files keep
+    /// their paths).
+    pub fn export(&self) -> serde_json::Value {
+        serde_json::json!({ "file": &self.tables })
     }
 
     pub fn import(&mut self, text: &str) -> std::result::Result<(), String> {
@@ -448,7 +440,7 @@ mod tests {
         let t = p.tables.entry("cam".into()).or_default();
         t.files.insert("/system/framework/framework.jar".into(), (vec![(3, 4)], vec![(3, 2)]));
         t.profiled_done = true;
-        let text = p.export();
+        let text = p.export().to_string();
         let mut q = FilePrepager::new();
         q.import(&text).unwrap();
         assert_eq!(q.tables, p.tables);

@@ -206,6 +206,17 @@ fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
     }
 }
 
+/// Stops the daemon (`c.procs[0]`) with SIGTERM, as a service manager would, and returns
+/// what it saved for `policy` (`floe state --db DB POLICY`): the JSON, and the output.
+fn stop_and_saved_state(c: &mut Cleanup, db: &str, policy: &str) -> (serde_json::Value, String) {
+    assert!(Command::new("kill").args(["-TERM", &c.procs[0].id().to_string()]).status().unwrap().success());
+    let _ = c.procs[0].wait();
+    let out = Command::new(env!("CARGO_BIN_EXE_floe")).args(["state", "--db", db, policy]).output().unwrap();
+    let out = String::from_utf8_lossy(&out.stdout).into_owned();
+    let json = out.split_once(": ").map(|(_, j)| j).unwrap_or_else(|| panic!("{out}"));
+    (serde_json::from_str(json.trim()).unwrap(), out)
+}
+
 fn ctl(sock: &str, req: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_floe")).args(["ctl", "--socket", sock]).args(req).output().unwrap();
     assert!(out.status.success(), "ctl {req:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -346,7 +357,6 @@ fn smartlmk_kills_the_chosen_set_through_pidfds_and_nothing_else() {
     assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
 
     let (daemon, log) = start_daemon(&cfg, "policy smartlmk, 5 apps");
-    let daemon_pid = daemon.id();
     c.procs.push(daemon);
     assert!(log.lock().unwrap().iter().any(|l| l.contains("state: restored smartlmk")), "{:?}", log.lock().unwrap());
     // Background apps: a and b hold 86 MiB each (memory net of zygote ~70 MiB), c and d
@@ -381,12 +391,7 @@ fn smartlmk_kills_the_chosen_set_through_pidfds_and_nothing_else() {
     let m = ctl(&sock, &["metrics"]);
     assert!(m.contains("floe_kills_total 2\n"), "{m}");
     // Stopped cleanly, the daemon saves what it learned: top's launch is in the history.
-    assert!(Command::new("kill").args(["-TERM", &daemon_pid.to_string()]).status().unwrap().success());
-    let _ = c.procs[0].wait();
-    let out = Command::new(env!("CARGO_BIN_EXE_floe")).args(["state", "--db", &db, "smartlmk"]).output().unwrap();
-    let out = String::from_utf8_lossy(&out.stdout);
-    let json = out.split_once(": ").map(|(_, j)| j).unwrap_or_else(|| panic!("{out}"));
-    let saved: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    let (saved, out) = stop_and_saved_state(&mut c, &db, "smartlmk");
     assert_eq!(saved["apps"]["top"]["launches"], 6, "{out}");
     assert_eq!(saved["apps"]["top"]["resumes"], 2, "{out}");
 }
@@ -586,12 +591,7 @@ fn asap_prepaging_lowers_major_faults_on_switch_in() {
     let prepaged: u64 = m.lines().find_map(|l| l.strip_prefix("floe_prepaged_pages_total ")).unwrap().parse().unwrap();
     assert!(prepaged > 8000, "{m}");
     assert!(log.lock().unwrap().iter().any(|l| l.contains("asap: switch to x: ") && l.contains("prepaging")), "{:?}", log.lock().unwrap());
-    assert!(Command::new("kill").args(["-TERM", &c.procs[0].id().to_string()]).status().unwrap().success());
-    let _ = c.procs[0].wait();
-    let out = Command::new(env!("CARGO_BIN_EXE_floe")).args(["state", "--db", &db, "asap"]).output().unwrap();
-    let out = String::from_utf8_lossy(&out.stdout);
-    let json = out.split_once(": ").map(|(_, j)| j).unwrap_or_else(|| panic!("{out}"));
-    let saved: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    let (saved, out) = stop_and_saved_state(&mut c, &db, "asap");
     assert!(saved["anon"]["x"]["targets"].as_array().is_some_and(|t| t.len() > 8000), "the anonymous targets: {out}");
     assert!(saved["file"]["x"]["profiled"].as_array().is_some_and(|p| p.len() == 3), "three switches profiled: {out}");
 }
@@ -670,13 +670,7 @@ fn asap_file_prepaging_reads_a_switchs_file_pages_ahead() {
     assert!(num(" file pages faulted") <= 1024 && (400..=512).contains(&unused), "{last}");
     assert!((1024..=1536 - 400).contains(&targets), "{last}");
     // Stopped cleanly, the daemon saves the tables: the file's candidates and targets.
-    let daemon_pid = c.procs[0].id();
-    assert!(Command::new("kill").args(["-TERM", &daemon_pid.to_string()]).status().unwrap().success());
-    let _ = c.procs[0].wait();
-    let out = Command::new(env!("CARGO_BIN_EXE_floe")).args(["state", "--db", &db, "asap-file"]).output().unwrap();
-    let out = String::from_utf8_lossy(&out.stdout);
-    let json = out.split_once(": ").map(|(_, j)| j).unwrap_or_else(|| panic!("{out}"));
-    let saved: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    let (saved, out) = stop_and_saved_state(&mut c, &db, "asap-file");
     let file = &saved["file"]["x"]["files"][data.to_str().unwrap()];
     assert_eq!(file[1][0], serde_json::json!([0, 1024]), "pages 0-1023 are targets: {out}");
     let saved_targets: u64 = file[1].as_array().unwrap().iter().map(|e| e[1].as_u64().unwrap()).sum();

@@ -43,6 +43,9 @@ pub struct RunSpec {
     pub draw_bg: bool,
     /// Launches each round in a fresh seeded order instead of the workload's.
     pub shuffle_rounds: bool,
+    /// Ends cached apps' background activity this long after they leave the
+    /// foreground (`RunOptions::bg_window_s`).
+    pub bg_window_s: Option<f64>,
     /// Also keep the run's measured part in steps of this many simulated seconds
     /// (`RunRecord::slices`).
     pub slice_s: Option<f64>,
@@ -66,6 +69,7 @@ impl RunSpec {
             rounds: None,
             draw_bg: false,
             shuffle_rounds: false,
+            bg_window_s: None,
             slice_s: None,
             app_mem_mib: None,
         }
@@ -105,6 +109,7 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
                 balloon_mib: s.balloon_mib,
                 draw_bg: s.draw_bg,
                 shuffle_rounds: s.shuffle_rounds,
+                bg_window_s: s.bg_window_s,
             };
             let mut rec = match s.slice_s {
                 None => floe_sim::run(&dev, &wl, &catalog, &s.policy, &opts)?,

@@ -104,6 +104,12 @@ pub struct RunOptions {
     /// Launches each round's apps in a fresh order drawn with the seed instead of the
     /// workload's listed order (for papers that do not publish their launch order).
     pub shuffle_rounds: bool,
+    /// Stops a cached app's background activity this many seconds after it left the
+    /// foreground (default: never). The catalog's activity is what Ice measured in an
+    /// app's first seconds in the background (Table 1: 10 s; Fig. 4: 30 s) and runs for
+    /// the app's whole time there unless this bounds it: the two bracket what no seed
+    /// measures ("Known issue: background activity never decays", docs/MODEL-NOTES.md).
+    pub bg_window_s: Option<f64>,
 }
 
 /// Who decided a kill.
@@ -400,6 +406,8 @@ pub struct Sim {
     recent_rotated: [u64; 2],
     last_lmk: Option<Nanos>,
     fg: Option<u16>,
+    /// How long after leaving the foreground a cached app stays active (`RunOptions::bg_window_s`).
+    bg_window: Option<Nanos>,
     in_use: bool,
     interactive: bool,
     script: Vec<Step>,
@@ -491,6 +499,9 @@ fn check(device: &Device, workload: &Workload, catalog: &Catalog, setup: &Setup,
     workload.check_run(device, catalog, want, opts.balloon_mib.is_none())?;
     if let Some(b) = opts.balloon_mib.filter(|&b| !device.balloon_fits(b)) {
         return run(format!("a balloon of {b} MiB was asked for; {}", device.balloon_rule()));
+    }
+    if let Some(w) = opts.bg_window_s.filter(|w| !(*w >= 0.0 && *w <= crate::config::MAX_RUN_S)) {
+        return run(format!("a background window of {w} s was asked for; it must be 0 to {} s (a week)", crate::config::MAX_RUN_S));
     }
     if let Some(seal) = setup.seal.filter(|_| setup.swap == SwapSetup::TwoLevel) {
         let sl1_max = ZRAM_MAX_PER_RAM * device.memory.ram_mib;
@@ -701,6 +712,9 @@ impl Sim {
         if opts.shuffle_rounds {
             params.insert("shuffle_rounds".to_string(), Param::Bool(true));
         }
+        if let Some(w) = opts.bg_window_s {
+            params.insert("bg_window_s".to_string(), Param::Float(w));
+        }
         let mut sim = Sim {
             now: Nanos::ZERO,
             seq: 0,
@@ -735,6 +749,7 @@ impl Sim {
             recent_rotated: [0; 2],
             last_lmk: None,
             fg: None,
+            bg_window: opts.bg_window_s.map(Nanos::from_secs_f64),
             in_use: false,
             interactive: false,
             script,
@@ -1345,8 +1360,8 @@ impl Sim {
     // ----- background activity -----
 
     fn schedule_bg(&mut self, app: u16, gen: u32) {
-        let a = &mut self.apps[app as usize];
-        if a.gen != gen || a.state != AppState::Cached || !self.workload.background_activity {
+        let a = &self.apps[app as usize];
+        if a.gen != gen || a.state != AppState::Cached || !self.workload.background_activity || self.past_bg_window(a) {
             return;
         }
         let mean = a.spec.bg_period_s;
@@ -1356,9 +1371,15 @@ impl Sim {
         self.push(self.after(after), Ev::BgWake { app, life, gen });
     }
 
+    /// Whether a cached app has been out of the foreground longer than its background
+    /// activity lasts (`RunOptions::bg_window_s`).
+    fn past_bg_window(&self, a: &AppRt) -> bool {
+        self.bg_window.is_some_and(|w| self.now.0.saturating_sub(a.last_used.0) >= w.0)
+    }
+
     fn bg_wake(&mut self, app: u16, life: u32, gen: u32) {
         let a = &self.apps[app as usize];
-        if a.life != life || a.gen != gen || a.state != AppState::Cached {
+        if a.life != life || a.gen != gen || a.state != AppState::Cached || self.past_bg_window(a) {
             return;
         }
         let mut ctx = Ctx { t: self.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };

@@ -37,6 +37,28 @@ fn background_activity_off_stops_cached_apps_waking() {
     assert!(off.cpu_ms_app < on.cpu_ms_app, "{} vs {}", off.cpu_ms_app, on.cpu_ms_app);
 }
 
+/// A background window ends each cached app's wakeups that long after it left the
+/// foreground: none at all with 0 s, fewer background refaults with a window shorter
+/// than the run, the same run as without one when it outlasts the run; the window is
+/// kept in the run's parameters, and a window that is no time span is refused.
+#[test]
+fn a_background_window_ends_cached_apps_activity() {
+    let (dev, wl, cat) = tiny();
+    let run = |w: Option<f64>| floe_sim::run(&dev, &wl, &cat, "lru-cfs", &RunOptions { seed: 1, bg_window_s: w, ..Default::default() });
+    let bg = |r: &RunRecord| r.metrics.refaults_bg_anon + r.metrics.refaults_bg_file;
+    let (never, none, short, long) = (run(None).unwrap(), run(Some(0.0)).unwrap(), run(Some(20.0)).unwrap(), run(Some(3600.0)).unwrap());
+    assert_eq!(bg(&none), 0, "{:?}", none.metrics);
+    assert!(none.metrics.cpu_ms_app < short.metrics.cpu_ms_app);
+    assert!(0 < bg(&short) && bg(&short) < bg(&never), "{} of {}", bg(&short), bg(&never));
+    assert_eq!(long.metrics, never.metrics, "a window longer than the run changes nothing");
+    assert_eq!(short.params.get("bg_window_s"), Some(&floe_core::Param::Float(20.0)));
+    assert!(!never.params.contains_key("bg_window_s"));
+    for bad in [-1.0, f64::NAN, f64::INFINITY] {
+        let e = run(Some(bad)).unwrap_err().to_string();
+        assert!(e.contains("a background window of") && e.contains("must be 0 to 604800 s"), "{e}");
+    }
+}
+
 /// Each launch records the share of the cores busy while it ran and the flash it read
 /// per second: the launch's own thread keeps part of a core busy, and a cold launch reads
 /// its code from flash.

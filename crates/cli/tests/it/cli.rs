@@ -103,12 +103,17 @@ fn unknown_names_are_errors_not_panics() {
         &["sim", "--device", "/nonexistent/dir/dev.toml"][..],
         &["sim", "--balloon-mib", "-5"][..],
         &["sim", "--balloon-mib", "100000"][..],
+        &["sim", "--bg-window-s", "-1"][..],
+        &["sim", "--bg-window-s", "nan"][..],
     ] {
         let out = floe(args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.starts_with("floe: error:"), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
+        if args[1] == "--bg-window-s" {
+            assert!(err.contains("--bg-window-s ") && err.contains("must be a number of seconds from 0 to 604800"), "{err}");
+        }
     }
 }
 

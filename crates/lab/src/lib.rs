@@ -25,6 +25,16 @@ pub fn compare(
     policies.iter().map(|p| floe_sim::run(device, workload, catalog, p, opts)).collect()
 }
 
+/// The background window of the experiments' sensitivity runs: cached apps stay active
+/// for the 30 s after leaving the foreground over which Ice's Fig. 4 watched them (the
+/// main runs keep them active for as long as they stay cached; `RunOptions::bg_window_s`).
+pub const OBSERVED_BG_WINDOW_S: f64 = 30.0;
+
+/// Whether a run ended cached apps' background activity after a window.
+pub fn windowed(r: &RunRecord) -> bool {
+    r.params.contains_key("bg_window_s")
+}
+
 /// One run to do: names are resolved against the embedded data.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunSpec {

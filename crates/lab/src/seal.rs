@@ -9,6 +9,7 @@
 
 use crate::report::{mean_where, pct_cut, range, warm_ms_by_app, Comparison, Report, Table};
 use crate::RunSpec;
+use crate::{windowed, OBSERVED_BG_WINDOW_S as BG_WINDOW_S};
 use floe_core::{Metrics, Param, RunRecord};
 use floe_sim::SimError;
 
@@ -70,11 +71,6 @@ fn sweeps(quick: bool) -> (Vec<(u32, u32)>, Vec<u8>, Vec<f64>) {
     }
 }
 
-/// The background window of the sensitivity runs: cached apps stay active for the 30 s
-/// after leaving the foreground over which Ice's Fig. 4 watched them (the main runs keep
-/// them active for as long as they stay cached).
-const BG_WINDOW_S: f64 = 30.0;
-
 /// The policies run again with the window: Fig. 11's and Fig. 13's No-SWAP, ZSWAP and
 /// SEAL, and (in full) Fig. 16's ends, k = 1 and 6.
 fn windowed_policies(quick: bool) -> Vec<String> {
@@ -123,11 +119,6 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
 /// 500 events per app.
 fn listed(r: &RunRecord) -> bool {
     !shuffled(r) && !windowed(r) && !r.params.contains_key("use_s")
-}
-
-/// Whether a run ended cached apps' background activity after a window.
-fn windowed(r: &RunRecord) -> bool {
-    r.params.contains_key("bg_window_s")
 }
 
 /// Whether a run launched each round in a fresh random order.

@@ -158,6 +158,22 @@ fn ratio(a: f64, b: f64) -> f64 {
     }
 }
 
+/// Fig. 11's comparisons with the paper, given each policy's interaction alerts: ZSWAP's
+/// and SEAL's ratios to No-SWAP (labelled with `suffix`) and SEAL's cut against ZSWAP.
+fn alerts_against_the_paper(a: &dyn Fn(&str) -> f64, suffix: &str) -> Vec<Comparison> {
+    let over_noswap = [("zswap", paper::ZSWAP_ALERTS_OVER_NOSWAP), ("seal", paper::SEAL_ALERTS_OVER_NOSWAP)].map(|(p, r)| Comparison {
+        label: format!("{p} / android-lmk{suffix}"),
+        paper: Some(r),
+        ours: ratio(a(p), a("android-lmk")),
+    });
+    let cut = Comparison {
+        label: "seal cut vs zswap %".into(),
+        paper: Some(paper::SEAL_ALERTS_CUT_VS_ZSWAP_PCT),
+        ours: pct_cut(a("zswap"), a("seal")),
+    };
+    over_noswap.into_iter().chain([cut]).collect()
+}
+
 /// Fig. 13's comparisons with the paper, given each policy's caching capability: SEAL's
 /// ratios to No-SWAP and ZSWAP, and the direction of each step LLR -> LLR+HPL -> SEAL.
 fn caching_against_the_paper(c: &dyn Fn(&str) -> f64) -> Vec<Comparison> {
@@ -201,22 +217,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     });
     warm.rows.push(Comparison { label: "llr-hpl / llr".into(), paper: Some(paper::HPL_OVER_LLR), ours: ratio(w("llr-hpl"), w("llr")) });
     warm.rows.push(Comparison { label: "seal / llr".into(), paper: Some(1.0), ours: ratio(w("seal"), w("llr")) });
-    let a = |p: &str| base(p, &alerts);
-    alert.rows.push(Comparison {
-        label: "zswap / android-lmk".into(),
-        paper: Some(paper::ZSWAP_ALERTS_OVER_NOSWAP),
-        ours: ratio(a("zswap"), a("android-lmk")),
-    });
-    alert.rows.push(Comparison {
-        label: "seal / android-lmk".into(),
-        paper: Some(paper::SEAL_ALERTS_OVER_NOSWAP),
-        ours: ratio(a("seal"), a("android-lmk")),
-    });
-    alert.rows.push(Comparison {
-        label: "seal cut vs zswap %".into(),
-        paper: Some(paper::SEAL_ALERTS_CUT_VS_ZSWAP_PCT),
-        ours: pct_cut(a("zswap"), a("seal")),
-    });
+    alert.rows.extend(alerts_against_the_paper(&|p| base(p, &alerts), ""));
     let c = |p: &str| base(p, &|m| m.caching_capability);
     cache.rows.extend(caching_against_the_paper(&c));
     // Behind Fig. 13: who killed the apps that then launched cold.
@@ -326,21 +327,7 @@ fn windowed_table(runs: &[RunRecord], quick: bool) -> Table {
     for p in FIG12_POLICIES {
         t.rows.push(Comparison { label: format!("{p} alerts"), paper: None, ours: a(p) });
     }
-    t.rows.push(Comparison {
-        label: "zswap / android-lmk alerts".into(),
-        paper: Some(paper::ZSWAP_ALERTS_OVER_NOSWAP),
-        ours: ratio(a("zswap"), a("android-lmk")),
-    });
-    t.rows.push(Comparison {
-        label: "seal / android-lmk alerts".into(),
-        paper: Some(paper::SEAL_ALERTS_OVER_NOSWAP),
-        ours: ratio(a("seal"), a("android-lmk")),
-    });
-    t.rows.push(Comparison {
-        label: "seal cut vs zswap %".into(),
-        paper: Some(paper::SEAL_ALERTS_CUT_VS_ZSWAP_PCT),
-        ours: pct_cut(a("zswap"), a("seal")),
-    });
+    t.rows.extend(alerts_against_the_paper(&a, " alerts"));
     for p in FIG12_POLICIES {
         t.rows.push(Comparison {
             label: format!("{p} caching"),

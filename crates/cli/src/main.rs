@@ -368,7 +368,7 @@ fn sim(a: SimArgs) -> Result<()> {
     if let Some(b) = a.balloon_mib.filter(|&b| !dev.balloon_fits(b)) {
         bail!("--balloon-mib {b}: {}", dev.balloon_rule());
     }
-    if let Some(w) = a.bg_window_s.filter(|w| !(*w >= 0.0 && *w <= floe_sim::MAX_RUN_S)) {
+    if let Some(w) = a.bg_window_s.filter(|&w| !floe_sim::bg_window_fits(w)) {
         bail!("--bg-window-s {w}: must be a number of seconds from 0 to {} (a week)", floe_sim::MAX_RUN_S);
     }
     let opts = RunOptions {

@@ -131,9 +131,15 @@ pub fn run(quick: bool, progress: crate::Progress) -> Result<Report, SimError> {
     Ok(report(runs, quick))
 }
 
+/// The mean of `f` over the main runs of `policy` with `params` (None: its defaults).
 fn get(runs: &[RunRecord], policy: &str, params: Option<&str>, f: impl Fn(&Metrics) -> f64) -> f64 {
+    get_where(runs, listed, policy, params, f)
+}
+
+/// The same over the runs `keep` selects.
+fn get_where(runs: &[RunRecord], keep: fn(&RunRecord) -> bool, policy: &str, params: Option<&str>, f: impl Fn(&Metrics) -> f64) -> f64 {
     let want = params.map(|p| Param::Text(p.to_string()));
-    mean_where(runs, |r| listed(r) && r.policy == policy && r.params.get("policy_params") == want.as_ref(), f)
+    mean_where(runs, |r| keep(r) && r.policy == policy && r.params.get("policy_params") == want.as_ref(), f)
 }
 
 fn alerts(m: &Metrics) -> f64 {
@@ -318,12 +324,12 @@ fn windowed_table(runs: &[RunRecord], quick: bool) -> Table {
         unit: "frames; apps; ratio; percent; trend +1 rises, -1 falls".into(),
         rows: vec![],
     };
-    let of = |policy: &str, f: &dyn Fn(&Metrics) -> f64| {
-        let (name, params) = policy.split_once(':').map_or((policy, None), |(n, p)| (n, Some(Param::Text(p.to_string()))));
-        mean_where(runs, |r| windowed(r) && r.policy == name && r.params.get("policy_params") == params.as_ref(), f)
-    };
-    let a = |p: &str| of(p, &alerts);
-    let c = |p: &str| of(p, &|m| m.caching_capability);
+    let (a_k, c_k) = (
+        |k: &str| get_where(runs, windowed, "seal", Some(k), alerts),
+        |k: &str| get_where(runs, windowed, "seal", Some(k), |m| m.caching_capability),
+    );
+    let a = |p: &str| get_where(runs, windowed, p, None, alerts);
+    let c = |p: &str| get_where(runs, windowed, p, None, |m| m.caching_capability);
     for p in FIG12_POLICIES {
         t.rows.push(Comparison { label: format!("{p} alerts"), paper: None, ours: a(p) });
     }
@@ -339,16 +345,8 @@ fn windowed_table(runs: &[RunRecord], quick: bool) -> Table {
         t.rows.push(Comparison { label: format!("seal / {other} caching"), paper: Some(r), ours: ratio(c("seal"), c(other)) });
     }
     if !quick {
-        t.rows.push(Comparison {
-            label: "k = 1 -> 6 caching trend".into(),
-            paper: Some(-1.0),
-            ours: trend(&[c("seal:k=1"), c("seal:k=6")]),
-        });
-        t.rows.push(Comparison {
-            label: "k = 1 -> 6 alerts trend".into(),
-            paper: Some(-1.0),
-            ours: trend(&[a("seal:k=1"), a("seal:k=6")]),
-        });
+        t.rows.push(Comparison { label: "k = 1 -> 6 caching trend".into(), paper: Some(-1.0), ours: trend(&[c_k("k=1"), c_k("k=6")]) });
+        t.rows.push(Comparison { label: "k = 1 -> 6 alerts trend".into(), paper: Some(-1.0), ours: trend(&[a_k("k=1"), a_k("k=6")]) });
     }
     t
 }

@@ -62,7 +62,7 @@ fn by_target(runs: &[RunRecord], kill_targets: &BTreeSet<String>) -> Table {
     let mut t = Table { title: "Fig. 10: mean launch time by target type".into(), unit: "ms".into(), rows: vec![] };
     for wl in SCENARIOS {
         for p in POLICIES {
-            let Some(r) = runs.iter().find(|r| !windowed(r) && r.workload == wl && r.policy == p) else { continue };
+            let Some(r) = run_of(runs, false, wl, p) else { continue };
             let mean = |keep: &dyn Fn(&str) -> bool| crate::report::mean(r.launches.iter().filter(|l| keep(&l.app)).map(|l| l.ms));
             let label = format!("{} {p}", wl.trim_start_matches("selective-"));
             t.rows.push(Comparison { label: format!("{label} swap-target"), paper: None, ours: mean(&|a| !kill_targets.contains(a)) });
@@ -91,7 +91,12 @@ fn get(runs: &[RunRecord], wl: &str, policy: &str, f: impl Fn(&Metrics) -> f64) 
 }
 
 fn get_where(runs: &[RunRecord], window: bool, wl: &str, policy: &str, f: impl Fn(&Metrics) -> f64) -> f64 {
-    runs.iter().find(|r| windowed(r) == window && r.workload == wl && r.policy == policy).map_or(f64::NAN, |r| f(&r.metrics))
+    run_of(runs, window, wl, policy).map_or(f64::NAN, |r| f(&r.metrics))
+}
+
+/// The run of `policy` in scenario `wl`, a main one or one with the background window.
+fn run_of<'a>(runs: &'a [RunRecord], window: bool, wl: &str, policy: &str) -> Option<&'a RunRecord> {
+    runs.iter().find(|r| windowed(r) == window && r.workload == wl && r.policy == policy)
 }
 
 /// §V's comparisons in B1 and B2 (the mean of the two), from the main runs or from

@@ -112,6 +112,12 @@ pub struct RunOptions {
     pub bg_window_s: Option<f64>,
 }
 
+/// Whether `w` seconds is a background window a run takes (`RunOptions::bg_window_s`):
+/// 0 up to a week, the longest run.
+pub fn bg_window_fits(w: f64) -> bool {
+    (0.0..=crate::config::MAX_RUN_S).contains(&w)
+}
+
 /// Who decided a kill.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum KillCause {
@@ -500,7 +506,7 @@ fn check(device: &Device, workload: &Workload, catalog: &Catalog, setup: &Setup,
     if let Some(b) = opts.balloon_mib.filter(|&b| !device.balloon_fits(b)) {
         return run(format!("a balloon of {b} MiB was asked for; {}", device.balloon_rule()));
     }
-    if let Some(w) = opts.bg_window_s.filter(|w| !(*w >= 0.0 && *w <= crate::config::MAX_RUN_S)) {
+    if let Some(w) = opts.bg_window_s.filter(|&w| !bg_window_fits(w)) {
         return run(format!("a background window of {w} s was asked for; it must be 0 to {} s (a week)", crate::config::MAX_RUN_S));
     }
     if let Some(seal) = setup.seal.filter(|_| setup.swap == SwapSetup::TwoLevel) {

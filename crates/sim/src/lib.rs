@@ -13,7 +13,7 @@ pub mod pages;
 pub mod timeline;
 
 pub use config::{AppSpec, Catalog, ConfigError, Device, Workload, MAX_RUN_S};
-pub use engine::{RunOptions, Sim, Snapshot};
+pub use engine::{bg_window_fits, RunOptions, Sim, Snapshot};
 pub use floe_core::Sample;
 pub use timeline::run_with_timeline;
 

@@ -314,6 +314,23 @@ pub struct MemorySpec {
     /// killing it. The model keeps it in the system's memory. Default 0.
     #[serde(default)]
     pub shared_rss_mib: f64,
+    /// Which low-memory killer the device runs when a policy keeps Android's: the
+    /// minfree table (the in-kernel driver, or lmkd with `ro.lmk.use_minfree_levels`),
+    /// or Android 10 lmkd's PSI mode. Default `minfree`.
+    #[serde(default)]
+    pub lmkd: LmkdMode,
+}
+
+/// A device's low-memory killer (`memory.lmkd`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LmkdMode {
+    /// Kill by the minfree table: free memory and file cache against each level.
+    #[default]
+    Minfree,
+    /// Android 10 lmkd's defaults (`ro.lmk.use_psi=true`, `use_minfree_levels=false`):
+    /// kill on memory-stall (PSI) events; `minfree` is then not used.
+    Psi,
 }
 
 /// zram (and zswap pool) configuration of a device.
@@ -1084,6 +1101,7 @@ mod tests {
             ("p20", "seq_write_mib_s = 248.0", "seq_write_mib_s = 0.001", "flash.seq_write_mib_s", "1 MiB/s"),
             ("p20", "compress_us_per_page = 10.0", "compress_us_per_page = 1e9", "zram.compress_us_per_page", "10 ms"),
             ("galaxy-nexus", "shared_rss_mib = 29.3", "shared_rss_mib = 1e6", "memory.shared_rss_mib", "system's share"),
+            ("pixel3", "lmkd = \"psi\"", "lmkd = \"vmpressure\"", "memory.lmkd", "`minfree` or `psi`"),
         ] {
             let src = edited(&format!("devices/{dev}.toml"), from, to);
             let e = Device::parse("d.toml", &src).unwrap_err();

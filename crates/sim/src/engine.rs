@@ -5,11 +5,12 @@
 //! Events are ordered by (time, sequence number); every random choice comes from a
 //! seeded stream owned by one component, so a run is a pure function of its inputs.
 
-use crate::config::{AppSpec, Catalog, Device, Workload, MAX_MIB, MAX_MIB_WHY, ZRAM_MAX_PER_RAM, ZRAM_MAX_WHY};
+use crate::config::{AppSpec, Catalog, Device, LmkdMode, Workload, MAX_MIB, MAX_MIB_WHY, ZRAM_MAX_PER_RAM, ZRAM_MAX_WHY};
 use crate::SimError;
 mod asap;
 mod kill;
 mod launch;
+mod psi;
 mod reclaim;
 mod seal;
 
@@ -19,8 +20,8 @@ use crate::cpu::{self, BgGroup, Cpu};
 use crate::flash::{Flash, Op};
 use crate::pages::{Loc, PageTable, F_LOCKED, F_REFERENCED, F_SHADOW, F_YOUNG};
 use floe_core::{
-    Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LaunchLog, MemInfo, Metrics, Nanos, PageKind, Pages, Param,
-    Policy, RunRecord, Setup, SwapSetup, SystemView,
+    Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LaunchLog, LmkMode, MemInfo, Metrics, Nanos, PageKind, Pages,
+    Param, Policy, RunRecord, Setup, SwapSetup, SystemView,
 };
 use rand::{seq::SliceRandom, Rng, RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus as FastRng;
@@ -269,6 +270,8 @@ enum Ev {
     },
     /// ASAP: issue the next read-ahead request if the flash is idle.
     AsapDispatch,
+    /// lmkd's PSI mode: the kernel's trigger check, or lmkd's poll after an event.
+    Psi,
 }
 
 struct Queued {
@@ -440,6 +443,8 @@ pub struct Sim {
     seal: Option<seal::SealState>,
     /// ASAP's prepaging, when the policy asks for it.
     asap: Option<asap::AsapState>,
+    /// Android 10 lmkd's PSI mode, on devices that run it with Android's killer.
+    psi: Option<psi::Lmkd>,
 }
 
 /// The seeded random stream of one component (xoshiro256++: fast, portable, and
@@ -777,6 +782,7 @@ impl Sim {
             overran: false,
             seal,
             asap,
+            psi: None,
         };
         if let Some(t) = sim.setup.swap_threshold {
             let low = t.0 as i64;
@@ -786,6 +792,10 @@ impl Sim {
             // One level: any app but the foreground (oom_adj above 0), on free memory alone.
             sim.minfree = vec![(1, t.0 as i64)];
             sim.lmk_free_only = true;
+        }
+        if device.memory.lmkd == LmkdMode::Psi && sim.setup.lmk == LmkMode::Android && sim.setup.kill_threshold.is_none() {
+            sim.psi = Some(psi::Lmkd::default());
+            sim.push(psi::CHECK, Ev::Psi);
         }
         sim.push(Nanos::ZERO, Ev::Step);
         if let Some(t) = sim.setup.tick {
@@ -1018,6 +1028,7 @@ impl Sim {
             Ev::WritebackDone { n } => self.writeback -= n as i64,
             Ev::AsapFileRead { app, life, start, len } => self.asap_file_read(app, life, start, len),
             Ev::AsapDispatch => self.asap_dispatch(),
+            Ev::Psi => self.psi_check(),
         }
     }
 
@@ -1460,6 +1471,7 @@ impl Sim {
             Loc::Absent => {
                 // A file page not in the page cache: read its aligned cluster; every
                 // page the read brings in enters the page cache on its own terms.
+                let (t0, thrash) = (ctx.t, self.psi.is_some() && refault && self.refault_activates(p));
                 let a = &self.apps[app as usize];
                 let file0 = a.base + a.anon;
                 let first = file0 + ((p - file0) / FILE_CLUSTER) * FILE_CLUSTER;
@@ -1473,6 +1485,10 @@ impl Sim {
                     }
                 }
                 ctx.t = self.flash.submit(ctx.t, Op::Read, (n + 1) * 4096);
+                if thrash {
+                    // Waiting for a working-set page to come back is a memory stall.
+                    self.psi.as_mut().expect("checked").stall(t0, ctx.t);
+                }
             }
             Loc::Zram => {
                 ctx.cpu += Nanos(self.decompress_ns);
@@ -1528,6 +1544,13 @@ impl Sim {
         }
     }
 
+    /// Whether file page `p`, refaulting, is activated: its refault distance is within
+    /// the active file list (workingset_refault).
+    fn refault_activates(&self, p: u32) -> bool {
+        let distance = self.age.wrapping_sub(self.pages.shadow(p)) as i64;
+        distance <= self.pages.list_len(Loc::ActiveFile) as i64
+    }
+
     /// Puts a page just brought into memory on its LRU list, as the seeds' kernels
     /// (3.0-4.14) do: an anonymous page starts active, a new one (lru_cache_add_active)
     /// and a swapped-in one alike (do_swap_page's activate_page); a file page starts
@@ -1537,8 +1560,7 @@ impl Sim {
         let anon = self.pages.is_anon(p);
         let mut active = anon;
         if refault && !anon {
-            let distance = self.age.wrapping_sub(self.pages.shadow(p)) as i64;
-            active = distance <= self.pages.list_len(Loc::ActiveFile) as i64;
+            active = self.refault_activates(p);
         }
         self.pages.set_flag(p, F_SHADOW | F_REFERENCED, false);
         self.pages.set_flag(p, F_YOUNG, true);

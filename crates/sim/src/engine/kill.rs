@@ -14,7 +14,8 @@ impl Sim {
     /// never chosen.
     pub(super) fn lmk(&mut self) {
         self.last_lmk = Some(self.now);
-        if self.setup.lmk == LmkMode::OomOnly {
+        if self.setup.lmk == LmkMode::OomOnly || self.psi.is_some() {
+            // No in-kernel killer: lmkd in PSI mode kills on its own events.
             return;
         }
         let (free, other_free, file) = (self.free(), self.lmk_free(), self.file_lru());

@@ -88,11 +88,17 @@ impl Sim {
             self.lmk();
         }
         if self.free() <= self.wmark[0] {
+            let t0 = ctx.t;
             let (got, cost, io) = self.shrink(RECLAIM_BATCH, ctx.t, true);
             self.c.direct_reclaimed += got as u64;
             ctx.cpu += cost.0;
             ctx.compress += cost.1;
             ctx.t = ctx.t.max(io);
+            if let Some(l) = self.psi.as_mut() {
+                // Direct reclaim stalls the allocating task: its reclaim work and any
+                // wait for the writes it started.
+                l.stall(t0, ctx.t + cost.0);
+            }
             self.lmk();
             if got == 0 && self.free() <= 0 {
                 self.oom_kill();
@@ -124,13 +130,17 @@ impl Sim {
     pub(super) fn kswapd_batch(&mut self) {
         self.lmk();
         if self.free() >= self.wmark[2] && !self.seal_ags_busy() {
-            self.kswapd_active = false;
+            self.kswapd_sleeps();
             return;
         }
         self.kswapd_active = true;
+        if let Some(l) = self.psi.as_mut() {
+            // kswapd's balance_pgdat is a memory stall from wakeup to sleep.
+            l.kswapd_wakes(self.now);
+        }
         let (got, cost, io) = self.shrink(RECLAIM_BATCH, self.now, false);
         if got == 0 {
-            self.kswapd_active = false;
+            self.kswapd_sleeps();
             if self.setup.events.pressure {
                 // A pass that frees nothing: a policy may answer it with a kill (Selective's
                 // Algorithm 1 does), taking effect before kswapd is woken again.
@@ -144,6 +154,13 @@ impl Sim {
         // the flash's write speed instead of piling up a queue that reads wait behind.
         let ctx = Ctx { t: io, cpu: cost.0, compress: cost.1 };
         self.start_job(ctx, Nanos::ZERO, None, Cont::Kswapd);
+    }
+
+    fn kswapd_sleeps(&mut self) {
+        self.kswapd_active = false;
+        if let Some(l) = self.psi.as_mut() {
+            l.kswapd_sleeps(self.now);
+        }
     }
 
     /// Reclaims up to `nr` pages from the LRU tails. Returns (pages freed, (CPU cost,

@@ -1,0 +1,334 @@
+//! Android 10's lmkd in its default mode (`ro.lmk.use_psi=true`,
+//! `ro.lmk.use_minfree_levels=false`) and the kernel's memory pressure stall information
+//! (PSI) it listens to, for devices whose file says `lmkd = "psi"`.
+//!
+//! The kernel side: a task is in a memory stall while it reclaims (kswapd in
+//! balance_pgdat, a direct reclaimer in try_to_free_pages) or waits for a refaulting
+//! page of the working set to be read back (thrashing: wait_on_page_bit_common on a
+//! !Uptodate PageWorkingset page). The system's "some" stall is the time at least one
+//! task stalls; a trigger fires when that time within its window reaches its threshold,
+//! at most once per window. Swap-ins from zram are not stalls in kernels of this age
+//! (anonymous pages got shadow entries, and so the working-set flag, in 5.9).
+//!
+//! lmkd's side (system/core/lmkd/lmkd.c, Android 10): three triggers on
+//! /proc/pressure/memory over a 1 s window, low = some 70 ms, medium = some 100 ms,
+//! critical = full 70 ms. A low event only records the free memory seen under low
+//! pressure (`record_low_pressure_levels`); medium kills one process of oom_score_adj
+//! 800 or more (`ro.lmk.medium` default), critical one of adj 0 or more. A kill needs
+//! free memory below the most seen at low events (`nr_free_pages <
+//! max_nr_free_pages`); the victim is the highest adj, the least recently set within
+//! it (`kill_heaviest_task` default false). After an event lmkd polls every 10 ms for
+//! a window with the same level. The memcg swap-pressure test (`mem_pressure` against
+//! `downgrade_pressure`, default 100) never skips a kill at the defaults, since memory
+//! use is at most memory+swap use.
+//!
+//! Not modelled: the critical level (complete stalls, every non-idle task at once). Its
+//! victims are the medium level's as long as a process of adj 800 or more is left,
+//! which in the simulator's workloads is nearly always.
+
+use super::{KillCause, Sim};
+use floe_core::{AppState, Nanos};
+use std::cmp::Reverse;
+
+/// PSI_WINDOW_SIZE_MS.
+pub(super) const WINDOW: Nanos = Nanos::from_ms(1000);
+/// psi_thresholds[VMPRESS_LEVEL_LOW]: some 70 ms per window.
+const LOW_SOME: Nanos = Nanos::from_ms(70);
+/// psi_thresholds[VMPRESS_LEVEL_MEDIUM]: some 100 ms per window.
+const MEDIUM_SOME: Nanos = Nanos::from_ms(100);
+/// The kernel updates a trigger's window a tenth of a window apart
+/// (UPDATES_PER_WINDOW in kernel/sched/psi.c).
+pub(super) const CHECK: Nanos = Nanos::from_ms(100);
+/// PSI_POLL_PERIOD_MS: lmkd re-runs the last event's handler this often for a window.
+const POLL: Nanos = Nanos::from_ms(10);
+/// `ro.lmk.medium` default: the lowest oom_score_adj a medium-pressure kill may take.
+pub(super) const MEDIUM_MIN_ADJ: i32 = 800;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Level {
+    Low,
+    Medium,
+}
+
+/// The kernel's stall accounting and lmkd's state.
+#[derive(Debug, Default)]
+pub(super) struct Lmkd {
+    /// Memory-stall intervals of tasks, merged where they overlap the one before;
+    /// dropped once they end before the window.
+    stalls: Vec<(Nanos, Nanos)>,
+    /// kswapd has been reclaiming since then.
+    kswapd_since: Option<Nanos>,
+    /// When each trigger (low, medium) last fired.
+    fired: [Option<Nanos>; 2],
+    /// The level lmkd polls, and until when.
+    poll: Option<(Level, Nanos)>,
+    /// `low_pressure_mem.max_nr_free_pages`, in pages (None: -1, no low event yet).
+    max_free: Option<i64>,
+    /// Events heard (low, medium) and kills made, for tests and notes.
+    pub(super) events: [u64; 2],
+    pub(super) kills: u64,
+}
+
+impl Lmkd {
+    /// A task stalls on memory from `start` to `end`.
+    pub(super) fn stall(&mut self, start: Nanos, end: Nanos) {
+        if end <= start {
+            return;
+        }
+        if let Some(last) = self.stalls.last_mut() {
+            if start >= last.0 && start <= last.1 {
+                last.1 = last.1.max(end);
+                return;
+            }
+        }
+        self.stalls.push((start, end));
+    }
+
+    pub(super) fn kswapd_wakes(&mut self, now: Nanos) {
+        self.kswapd_since.get_or_insert(now);
+    }
+
+    pub(super) fn kswapd_sleeps(&mut self, now: Nanos) {
+        if let Some(since) = self.kswapd_since.take() {
+            self.stall(since, now);
+        }
+    }
+
+    /// Time in the window ending at `now` during which at least one task stalled.
+    pub(super) fn some(&mut self, now: Nanos) -> Nanos {
+        let from = Nanos(now.0.saturating_sub(WINDOW.0));
+        self.stalls.retain(|&(_, e)| e > from);
+        let mut iv: Vec<(Nanos, Nanos)> = self.stalls.iter().map(|&(s, e)| (s.max(from), e.min(now))).filter(|(s, e)| s < e).collect();
+        if let Some(s) = self.kswapd_since {
+            if s < now {
+                iv.push((s.max(from), now));
+            }
+        }
+        iv.sort_unstable();
+        let (mut total, mut cur) = (0u64, None::<(Nanos, Nanos)>);
+        for (s, e) in iv {
+            match cur {
+                Some((cs, ce)) if s <= ce => cur = Some((cs, ce.max(e))),
+                _ => {
+                    if let Some((cs, ce)) = cur {
+                        total += ce.0 - cs.0;
+                    }
+                    cur = Some((s, e));
+                }
+            }
+        }
+        if let Some((cs, ce)) = cur {
+            total += ce.0 - cs.0;
+        }
+        Nanos(total)
+    }
+
+    /// The kernel's trigger check at `now`: the levels whose trigger fires.
+    fn fire(&mut self, now: Nanos) -> Vec<Level> {
+        let some = self.some(now);
+        let mut out = Vec::new();
+        for (i, (level, threshold)) in [(Level::Low, LOW_SOME), (Level::Medium, MEDIUM_SOME)].into_iter().enumerate() {
+            if some >= threshold && self.fired[i].is_none_or(|t| now >= t + WINDOW) {
+                self.fired[i] = Some(now);
+                self.events[i] += 1;
+                out.push(level);
+            }
+        }
+        out
+    }
+
+    /// record_low_pressure_levels: the first low event sets the level; later ones raise
+    /// it only by less than a tenth at a time (lmkd ignores larger jumps as stale).
+    fn record_low(&mut self, free: i64) {
+        match self.max_free {
+            None => self.max_free = Some(free),
+            Some(m) if m < free && free - m < m / 10 => self.max_free = Some(free),
+            _ => {}
+        }
+    }
+
+    /// Whether lmkd may kill with `free` pages free (`nr_free_pages <
+    /// low_pressure_mem.max_nr_free_pages`, false before any low event).
+    fn may_kill(&self, free: i64) -> bool {
+        self.max_free.is_some_and(|m| free < m)
+    }
+}
+
+impl Sim {
+    /// The kernel's periodic trigger check, and lmkd's polling after an event: an event
+    /// runs lmkd's handler for its level; without one, lmkd re-runs the last event's
+    /// handler while that event's window lasts.
+    pub(super) fn psi_check(&mut self) {
+        let now = self.now;
+        let Some(l) = self.psi.as_mut() else { return };
+        let fired = l.fire(now);
+        if let Some(&last) = fired.last() {
+            l.poll = Some((last, now + WINDOW));
+        }
+        let polled = match l.poll {
+            Some((level, until)) if fired.is_empty() && now < until => Some(level),
+            _ => None,
+        };
+        for level in fired.into_iter().chain(polled) {
+            self.lmkd_event(level);
+        }
+        let next = match self.psi.as_ref().and_then(|l| l.poll) {
+            Some((_, until)) if now + POLL < until => POLL,
+            _ => CHECK,
+        };
+        self.push(self.after(next), super::Ev::Psi);
+    }
+
+    /// lmkd's handler for one event (or one poll) of `level`.
+    fn lmkd_event(&mut self, level: Level) {
+        let free = self.free();
+        let Some(l) = self.psi.as_mut() else { return };
+        match level {
+            Level::Low => l.record_low(free),
+            Level::Medium => {
+                if !l.may_kill(free) {
+                    return;
+                }
+                if let Some(v) = self.lmkd_victim(MEDIUM_MIN_ADJ) {
+                    self.psi.as_mut().expect("checked").kills += 1;
+                    self.kill(v, KillCause::Lmk);
+                }
+            }
+        }
+    }
+
+    /// find_and_kill_process: the highest oom_score_adj of at least `min_adj`, within it
+    /// the process whose adj was set longest ago (the adj slot's LRU tail); apps Ice+
+    /// marked unkillable are passed over as by the stock LMK.
+    pub(super) fn lmkd_victim(&self, min_adj: i32) -> Option<u16> {
+        (0..self.apps.len() as u16)
+            .filter(|&i| {
+                let a = &self.apps[i as usize];
+                a.state != AppState::Dead && self.fg != Some(i) && !a.unkillable && a.oom_adj >= min_adj
+            })
+            .max_by_key(|&i| (self.apps[i as usize].oom_adj, Reverse(self.apps[i as usize].last_used), Reverse(i)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{embedded_sim, RunOptions};
+
+    fn ms(x: u64) -> Nanos {
+        Nanos::from_ms(x)
+    }
+
+    #[test]
+    fn some_stall_is_the_union_of_the_tasks_stalls_within_the_window() {
+        let mut l = Lmkd::default();
+        l.stall(ms(0), ms(50));
+        l.stall(ms(20), ms(60)); // overlaps: merged
+        l.stall(ms(500), ms(530));
+        l.stall(ms(510), ms(520)); // inside the one before
+        assert_eq!(l.some(ms(1000)), ms(90));
+        // 200 ms on, the first stall has left the window.
+        assert_eq!(l.some(ms(1200)), ms(30));
+        // kswapd reclaiming counts until now.
+        l.kswapd_wakes(ms(1150));
+        assert_eq!(l.some(ms(1200)), ms(80));
+        l.kswapd_sleeps(ms(1250));
+        assert_eq!(l.some(ms(1400)), ms(130));
+        // A stall reaching into the future counts only up to now.
+        l.stall(ms(1450), ms(3000));
+        assert_eq!(l.some(ms(1500)), ms(30 + 100 + 50));
+    }
+
+    #[test]
+    fn triggers_fire_at_their_thresholds_once_per_window() {
+        let mut l = Lmkd::default();
+        l.stall(ms(0), ms(80));
+        assert_eq!(l.fire(ms(100)), vec![Level::Low], "80 ms of some stall passes low (70) only");
+        l.stall(ms(100), ms(130));
+        assert_eq!(l.fire(ms(200)), vec![Level::Medium], "110 ms passes medium; low fired under a window ago");
+        assert!(l.fire(ms(300)).is_empty());
+        l.stall(ms(1000), ms(1100));
+        assert_eq!(l.fire(ms(1100)), vec![Level::Low]);
+        assert_eq!(l.fire(ms(1200)), vec![Level::Medium]);
+        assert_eq!(l.events, [2, 2]);
+    }
+
+    #[test]
+    fn kills_need_free_memory_below_what_low_pressure_saw() {
+        let mut l = Lmkd::default();
+        assert!(!l.may_kill(0), "no low event yet: lmkd's -1 stops every kill");
+        l.record_low(1000);
+        assert!(l.may_kill(999) && !l.may_kill(1000));
+        l.record_low(1090); // under a tenth higher: raised
+        assert!(l.may_kill(1089));
+        l.record_low(1500); // a jump: ignored as stale
+        assert!(!l.may_kill(1090));
+        l.record_low(500); // lower: the maximum stays
+        assert!(l.may_kill(1089));
+    }
+
+    /// The Pixel 3 (lmkd in PSI mode) in Ice's game scenario, run until at least three
+    /// cached apps are alive.
+    fn pixel3_with_cached_apps() -> Sim {
+        let opts = RunOptions { seed: 1, bg_apps: Some(6), draw_bg: true, ..Default::default() };
+        let mut sim = embedded_sim("pixel3", "ice-game", "lru-cfs", &opts);
+        assert!(sim.psi.is_some(), "the Pixel 3's file says lmkd = psi");
+        let mut t = Nanos::from_secs_f64(5.0);
+        while sim.apps.iter().filter(|a| a.state == AppState::Cached).count() < 3 {
+            assert!(sim.run_until(t), "the run ended before three apps were cached");
+            t += Nanos::from_secs_f64(5.0);
+        }
+        sim
+    }
+
+    fn alive(sim: &Sim) -> Vec<u16> {
+        (0..sim.apps.len() as u16).filter(|&i| sim.apps[i as usize].state != AppState::Dead).collect()
+    }
+
+    #[test]
+    fn lmkd_kills_on_a_medium_event_not_by_the_minfree_table() {
+        let mut sim = pixel3_with_cached_apps();
+        let before = alive(&sim);
+        // Free memory under every minfree level: the table's killer would act, lmkd
+        // in PSI mode has no such rule.
+        sim.usable = sim.resident() + sim.zram_pool_pages() + sim.writeback + 1;
+        assert!(sim.lmk_free() < sim.minfree[0].1, "free memory is below the lowest minfree level");
+        sim.lmk();
+        assert_eq!(alive(&sim), before, "no kill by minfree");
+        // Pressure that only reaches the low trigger records free memory, kills nothing.
+        let now = sim.now;
+        let l = sim.psi.as_mut().unwrap();
+        (l.fired, l.poll, l.max_free) = ([None; 2], None, None);
+        l.stall(Nanos(now.0 - Nanos::from_ms(80).0), now);
+        sim.psi_check();
+        assert_eq!(alive(&sim), before, "a low event does not kill");
+        assert_eq!(sim.psi.as_ref().unwrap().max_free, Some(sim.free()));
+        // A medium event with free memory below what low pressure saw kills one app:
+        // the highest oom_score_adj, the least recently used within it.
+        let want = before
+            .iter()
+            .copied()
+            .filter(|&i| sim.fg != Some(i) && sim.apps[i as usize].oom_adj >= MEDIUM_MIN_ADJ)
+            .max_by_key(|&i| (sim.apps[i as usize].oom_adj, Reverse(sim.apps[i as usize].last_used)))
+            .expect("a cached app of adj 800 or more");
+        let free = sim.free();
+        let l = sim.psi.as_mut().unwrap();
+        l.max_free = Some(free + 1);
+        l.stall(Nanos(now.0 - Nanos::from_ms(200).0), now);
+        sim.psi_check();
+        let after = alive(&sim);
+        assert_eq!(after.len(), before.len() - 1, "one kill per event");
+        assert!(!after.contains(&want), "the victim is app {want}");
+        assert_eq!(sim.psi.as_ref().unwrap().kills, 1);
+    }
+
+    #[test]
+    fn a_device_without_psi_mode_keeps_the_minfree_killer() {
+        let opts = RunOptions { seed: 1, bg_apps: Some(8), draw_bg: true, ..Default::default() };
+        assert!(embedded_sim("p20", "ice-game", "lru-cfs", &opts).psi.is_none());
+        // A policy that is its own killer keeps it too, on any device.
+        assert!(embedded_sim("pixel3", "ice-game", "smartlmk", &RunOptions { seed: 1, bg_apps: Some(6), ..Default::default() })
+            .psi
+            .is_none());
+    }
+}

@@ -5,12 +5,14 @@
 //! sees the world only through [`SystemView`].
 
 pub mod event;
+pub mod lmkd;
 pub mod metrics;
 pub mod policy;
 pub mod timeline;
 pub mod units;
 
 pub use event::{Action, CpuClass, Event, LaunchKind, PageKind, SwapTier};
+pub use lmkd::LmkdMode;
 pub use metrics::{ExperimentRecord, KillCauses, LaunchLog, Metrics, Param, RunRecord};
 pub use policy::{
     cached_oom_adj, AppInfo, AppState, CpuMode, EventMask, LmkMode, MemInfo, Policy, PrepageSetup, PriorityClass, ReclaimOrder, SealSetup,

@@ -318,19 +318,7 @@ pub struct MemorySpec {
     /// minfree table (the in-kernel driver, or lmkd with `ro.lmk.use_minfree_levels`),
     /// or Android 10 lmkd's PSI mode. Default `minfree`.
     #[serde(default)]
-    pub lmkd: LmkdMode,
-}
-
-/// A device's low-memory killer (`memory.lmkd`).
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum LmkdMode {
-    /// Kill by the minfree table: free memory and file cache against each level.
-    #[default]
-    Minfree,
-    /// Android 10 lmkd's defaults (`ro.lmk.use_psi=true`, `use_minfree_levels=false`):
-    /// kill on memory-stall (PSI) events; `minfree` is then not used.
-    Psi,
+    pub lmkd: floe_core::LmkdMode,
 }
 
 /// zram (and zswap pool) configuration of a device.

@@ -5,7 +5,7 @@
 //! Events are ordered by (time, sequence number); every random choice comes from a
 //! seeded stream owned by one component, so a run is a pure function of its inputs.
 
-use crate::config::{AppSpec, Catalog, Device, LmkdMode, Workload, MAX_MIB, MAX_MIB_WHY, ZRAM_MAX_PER_RAM, ZRAM_MAX_WHY};
+use crate::config::{AppSpec, Catalog, Device, Workload, MAX_MIB, MAX_MIB_WHY, ZRAM_MAX_PER_RAM, ZRAM_MAX_WHY};
 use crate::SimError;
 mod asap;
 mod kill;
@@ -20,8 +20,8 @@ use crate::cpu::{self, BgGroup, Cpu};
 use crate::flash::{Flash, Op};
 use crate::pages::{Loc, PageTable, F_LOCKED, F_REFERENCED, F_SHADOW, F_YOUNG};
 use floe_core::{
-    Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LaunchLog, LmkMode, MemInfo, Metrics, Nanos, PageKind, Pages,
-    Param, Policy, RunRecord, Setup, SwapSetup, SystemView,
+    Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LaunchLog, LmkMode, LmkdMode, MemInfo, Metrics, Nanos,
+    PageKind, Pages, Param, Policy, RunRecord, Setup, SwapSetup, SystemView,
 };
 use rand::{seq::SliceRandom, Rng, RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus as FastRng;

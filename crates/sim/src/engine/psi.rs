@@ -10,45 +10,20 @@
 //! at most once per window. Swap-ins from zram are not stalls in kernels of this age
 //! (anonymous pages got shadow entries, and so the working-set flag, in 5.9).
 //!
-//! lmkd's side (system/core/lmkd/lmkd.c, Android 10): three triggers on
-//! /proc/pressure/memory over a 1 s window, low = some 70 ms, medium = some 100 ms,
-//! critical = full 70 ms. A low event only records the free memory seen under low
-//! pressure (`record_low_pressure_levels`); medium kills one process of oom_score_adj
-//! 800 or more (`ro.lmk.medium` default), critical one of adj 0 or more. A kill needs
-//! free memory below the most seen at low events (`nr_free_pages <
-//! max_nr_free_pages`); the victim is the highest adj, the least recently set within
-//! it (`kill_heaviest_task` default false). After an event lmkd polls every 10 ms for
-//! a window with the same level. The memcg swap-pressure test (`mem_pressure` against
-//! `downgrade_pressure`, default 100) never skips a kill at the defaults, since memory
-//! use is at most memory+swap use.
+//! lmkd's side, shared with the daemon, is [`floe_core::lmkd`]: low events record free
+//! memory, medium events kill one app of adj 800 or more below it, polling after an event.
 //!
 //! Not modelled: the critical level (complete stalls, every non-idle task at once). Its
 //! victims are the medium level's as long as a process of adj 800 or more is left,
 //! which in the simulator's workloads is nearly always.
 
 use super::{KillCause, Sim};
-use floe_core::{AppState, Nanos};
-use std::cmp::Reverse;
+use floe_core::lmkd::{psi_victim, LowPressure, PsiLevel, LOW_SOME, MEDIUM_MIN_ADJ, MEDIUM_SOME, POLL, PSI_WINDOW as WINDOW};
+use floe_core::{AppInfo, Nanos, Pages, SystemView};
 
-/// PSI_WINDOW_SIZE_MS.
-pub(super) const WINDOW: Nanos = Nanos::from_ms(1000);
-/// psi_thresholds[VMPRESS_LEVEL_LOW]: some 70 ms per window.
-const LOW_SOME: Nanos = Nanos::from_ms(70);
-/// psi_thresholds[VMPRESS_LEVEL_MEDIUM]: some 100 ms per window.
-const MEDIUM_SOME: Nanos = Nanos::from_ms(100);
 /// The kernel updates a trigger's window a tenth of a window apart
 /// (UPDATES_PER_WINDOW in kernel/sched/psi.c).
 pub(super) const CHECK: Nanos = Nanos::from_ms(100);
-/// PSI_POLL_PERIOD_MS: lmkd re-runs the last event's handler this often for a window.
-const POLL: Nanos = Nanos::from_ms(10);
-/// `ro.lmk.medium` default: the lowest oom_score_adj a medium-pressure kill may take.
-pub(super) const MEDIUM_MIN_ADJ: i32 = 800;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Level {
-    Low,
-    Medium,
-}
 
 /// The kernel's stall accounting and lmkd's state.
 #[derive(Debug, Default)]
@@ -61,9 +36,8 @@ pub(super) struct Lmkd {
     /// When each trigger (low, medium) last fired.
     fired: [Option<Nanos>; 2],
     /// The level lmkd polls, and until when.
-    poll: Option<(Level, Nanos)>,
-    /// `low_pressure_mem.max_nr_free_pages`, in pages (None: -1, no low event yet).
-    max_free: Option<i64>,
+    poll: Option<(PsiLevel, Nanos)>,
+    low: LowPressure,
     /// Events heard (low, medium) and kills made, for tests and notes.
     pub(super) events: [u64; 2],
     pub(super) kills: u64,
@@ -124,10 +98,10 @@ impl Lmkd {
     }
 
     /// The kernel's trigger check at `now`: the levels whose trigger fires.
-    fn fire(&mut self, now: Nanos) -> Vec<Level> {
+    fn fire(&mut self, now: Nanos) -> Vec<PsiLevel> {
         let some = self.some(now);
         let mut out = Vec::new();
-        for (i, (level, threshold)) in [(Level::Low, LOW_SOME), (Level::Medium, MEDIUM_SOME)].into_iter().enumerate() {
+        for (i, (level, threshold)) in [(PsiLevel::Low, LOW_SOME), (PsiLevel::Medium, MEDIUM_SOME)].into_iter().enumerate() {
             if some >= threshold && self.fired[i].is_none_or(|t| now >= t + WINDOW) {
                 self.fired[i] = Some(now);
                 self.events[i] += 1;
@@ -135,22 +109,6 @@ impl Lmkd {
             }
         }
         out
-    }
-
-    /// record_low_pressure_levels: the first low event sets the level; later ones raise
-    /// it only by less than a tenth at a time (lmkd ignores larger jumps as stale).
-    fn record_low(&mut self, free: i64) {
-        match self.max_free {
-            None => self.max_free = Some(free),
-            Some(m) if m < free && free - m < m / 10 => self.max_free = Some(free),
-            _ => {}
-        }
-    }
-
-    /// Whether lmkd may kill with `free` pages free (`nr_free_pages <
-    /// low_pressure_mem.max_nr_free_pages`, false before any low event).
-    fn may_kill(&self, free: i64) -> bool {
-        self.max_free.is_some_and(|m| free < m)
     }
 }
 
@@ -180,33 +138,22 @@ impl Sim {
     }
 
     /// lmkd's handler for one event (or one poll) of `level`.
-    fn lmkd_event(&mut self, level: Level) {
-        let free = self.free();
+    fn lmkd_event(&mut self, level: PsiLevel) {
+        let free = Pages(self.free().max(0) as u64);
         let Some(l) = self.psi.as_mut() else { return };
         match level {
-            Level::Low => l.record_low(free),
-            Level::Medium => {
-                if !l.may_kill(free) {
+            PsiLevel::Low => l.low.record(free),
+            PsiLevel::Medium => {
+                if !l.low.may_kill(free) {
                     return;
                 }
-                if let Some(v) = self.lmkd_victim(MEDIUM_MIN_ADJ) {
+                let infos: Vec<AppInfo> = self.apps().into_iter().filter_map(|id| self.app(id)).collect();
+                if let Some(v) = psi_victim(&infos, self.foreground(), MEDIUM_MIN_ADJ) {
                     self.psi.as_mut().expect("checked").kills += 1;
-                    self.kill(v, KillCause::Lmk);
+                    self.kill(v.0, KillCause::Lmk);
                 }
             }
         }
-    }
-
-    /// find_and_kill_process: the highest oom_score_adj of at least `min_adj`, within it
-    /// the process whose adj was set longest ago (the adj slot's LRU tail); apps Ice+
-    /// marked unkillable are passed over as by the stock LMK.
-    pub(super) fn lmkd_victim(&self, min_adj: i32) -> Option<u16> {
-        (0..self.apps.len() as u16)
-            .filter(|&i| {
-                let a = &self.apps[i as usize];
-                a.state != AppState::Dead && self.fg != Some(i) && !a.unkillable && a.oom_adj >= min_adj
-            })
-            .max_by_key(|&i| (self.apps[i as usize].oom_adj, Reverse(self.apps[i as usize].last_used), Reverse(i)))
     }
 }
 
@@ -214,6 +161,8 @@ impl Sim {
 mod tests {
     use super::*;
     use crate::engine::{embedded_sim, RunOptions};
+    use floe_core::AppState;
+    use std::cmp::Reverse;
 
     fn ms(x: u64) -> Nanos {
         Nanos::from_ms(x)
@@ -243,28 +192,14 @@ mod tests {
     fn triggers_fire_at_their_thresholds_once_per_window() {
         let mut l = Lmkd::default();
         l.stall(ms(0), ms(80));
-        assert_eq!(l.fire(ms(100)), vec![Level::Low], "80 ms of some stall passes low (70) only");
+        assert_eq!(l.fire(ms(100)), vec![PsiLevel::Low], "80 ms of some stall passes low (70) only");
         l.stall(ms(100), ms(130));
-        assert_eq!(l.fire(ms(200)), vec![Level::Medium], "110 ms passes medium; low fired under a window ago");
+        assert_eq!(l.fire(ms(200)), vec![PsiLevel::Medium], "110 ms passes medium; low fired under a window ago");
         assert!(l.fire(ms(300)).is_empty());
         l.stall(ms(1000), ms(1100));
-        assert_eq!(l.fire(ms(1100)), vec![Level::Low]);
-        assert_eq!(l.fire(ms(1200)), vec![Level::Medium]);
+        assert_eq!(l.fire(ms(1100)), vec![PsiLevel::Low]);
+        assert_eq!(l.fire(ms(1200)), vec![PsiLevel::Medium]);
         assert_eq!(l.events, [2, 2]);
-    }
-
-    #[test]
-    fn kills_need_free_memory_below_what_low_pressure_saw() {
-        let mut l = Lmkd::default();
-        assert!(!l.may_kill(0), "no low event yet: lmkd's -1 stops every kill");
-        l.record_low(1000);
-        assert!(l.may_kill(999) && !l.may_kill(1000));
-        l.record_low(1090); // under a tenth higher: raised
-        assert!(l.may_kill(1089));
-        l.record_low(1500); // a jump: ignored as stale
-        assert!(!l.may_kill(1090));
-        l.record_low(500); // lower: the maximum stays
-        assert!(l.may_kill(1089));
     }
 
     /// The Pixel 3 (lmkd in PSI mode) in Ice's game scenario, run until at least three
@@ -298,11 +233,11 @@ mod tests {
         // Pressure that only reaches the low trigger records free memory, kills nothing.
         let now = sim.now;
         let l = sim.psi.as_mut().unwrap();
-        (l.fired, l.poll, l.max_free) = ([None; 2], None, None);
+        (l.fired, l.poll, l.low) = ([None; 2], None, LowPressure::default());
         l.stall(Nanos(now.0 - Nanos::from_ms(80).0), now);
         sim.psi_check();
         assert_eq!(alive(&sim), before, "a low event does not kill");
-        assert_eq!(sim.psi.as_ref().unwrap().max_free, Some(sim.free()));
+        assert_eq!(sim.psi.as_ref().unwrap().low.max_free(), Some(Pages(sim.free() as u64)));
         // A medium event with free memory below what low pressure saw kills one app:
         // the highest oom_score_adj, the least recently used within it.
         let want = before
@@ -311,9 +246,10 @@ mod tests {
             .filter(|&i| sim.fg != Some(i) && sim.apps[i as usize].oom_adj >= MEDIUM_MIN_ADJ)
             .max_by_key(|&i| (sim.apps[i as usize].oom_adj, Reverse(sim.apps[i as usize].last_used)))
             .expect("a cached app of adj 800 or more");
-        let free = sim.free();
+        let free = Pages(sim.free() as u64 + 1);
         let l = sim.psi.as_mut().unwrap();
-        l.max_free = Some(free + 1);
+        l.low = LowPressure::default();
+        l.low.record(free);
         l.stall(Nanos(now.0 - Nanos::from_ms(200).0), now);
         sim.psi_check();
         let after = alive(&sim);

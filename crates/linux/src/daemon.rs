@@ -13,9 +13,10 @@ use crate::state::prepage_key;
 use crate::state::Store;
 use crate::sys::{anon_ranges, Pidfd, PsiTrigger, MADV_COLD, MADV_PAGEOUT, MADV_WILLNEED};
 use crate::{read, Error, Result};
+use floe_core::lmkd::{self, LowPressure, PsiLevel};
 use floe_core::{
-    Action, AppId, AppInfo, AppState, CpuClass, Event, LaunchKind, LmkMode, MemInfo, Nanos, PageKind, Pages, Policy, PriorityClass,
-    ReclaimOrder, Setup, SystemView,
+    Action, AppId, AppInfo, AppState, CpuClass, Event, LaunchKind, LmkMode, LmkdMode, MemInfo, Nanos, PageKind, Pages, Policy,
+    PriorityClass, ReclaimOrder, Setup, SystemView,
 };
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -94,6 +95,15 @@ pub struct Config {
     /// replaces the table.
     #[serde(default = "default_minfree")]
     pub minfree_mib: Vec<(i32, f64)>,
+    /// Which killer runs for policies that keep Android's: "minfree" (the table above,
+    /// each sample) or "psi", Android 10 lmkd's default: triggers on
+    /// /proc/pressure/memory (some 70 ms and 100 ms per 1 s); a low event records free
+    /// memory, a medium one kills the highest oom_adj of 800 or more (least recently
+    /// used first) while free memory is below what low pressure saw, re-checked every
+    /// 10 ms for a second. The table is then not used. Free memory is what policies see
+    /// (MemAvailable, or what is left of the budget), where lmkd reads MemFree.
+    #[serde(default)]
+    pub lmkd: LmkdMode,
     /// Adopt an existing app layout instead of making groups: a directory of the
     /// cgroup v2 hierarchy (relative to its mount; "." for the mount itself) whose
     /// `uid_N` children are apps, their processes in `pid_M` subgroups, as Android lays
@@ -435,6 +445,8 @@ pub struct Daemon {
     lmk_levels: Vec<(i32, Pages)>,
     /// The level free memory was below at the last sample.
     lmk_level: Option<i32>,
+    /// lmkd's PSI mode, when configured for a policy that keeps Android's killer.
+    psi_lmkd: Option<PsiLmkd>,
     store: Store,
     last_save: Instant,
     /// ASAP's anonymous estimator and prepaging, for policies that ask for it.
@@ -452,6 +464,40 @@ pub struct Daemon {
     kswapd_failing: bool,
     scanner: ProcScanner,
     timeline: Option<Timeline>,
+}
+
+/// Android 10 lmkd's PSI mode: its two triggers, the free memory low pressure saw, and
+/// the level it polls after an event, until when.
+struct PsiLmkd {
+    low: PsiTrigger,
+    medium: PsiTrigger,
+    /// The triggers' window: lmkd's 1 s, or 2 s where the kernel refuses 1 s.
+    window: Duration,
+    seen: LowPressure,
+    poll: Option<(PsiLevel, Instant)>,
+}
+
+impl PsiLmkd {
+    /// lmkd's triggers. Windows that are not a multiple of 2 s need CAP_SYS_RESOURCE
+    /// (lmkd.rc grants it); without it the window is doubled with the thresholds, the
+    /// same shares of stalled time (7 % and 10 %).
+    fn new() -> Result<PsiLmkd> {
+        let d = |n: Nanos| Duration::from_nanos(n.0);
+        let make = |scale: u32| -> Result<PsiLmkd> {
+            let trigger = |stall| PsiTrigger::new("/proc/pressure/memory", false, d(stall) * scale, d(lmkd::PSI_WINDOW) * scale);
+            Ok(PsiLmkd {
+                low: trigger(lmkd::LOW_SOME)?,
+                medium: trigger(lmkd::MEDIUM_SOME)?,
+                window: d(lmkd::PSI_WINDOW) * scale,
+                seen: LowPressure::default(),
+                poll: None,
+            })
+        };
+        match make(1) {
+            Err(Error::Unsupported(_)) => make(2),
+            r => r,
+        }
+    }
 }
 
 /// The timeline being written: where, when the next row is due, and the counters at
@@ -610,6 +656,7 @@ impl Daemon {
             root,
             lmk_levels,
             lmk_level: None,
+            psi_lmkd: None,
             store,
             last_save: Instant::now(),
             prepager,
@@ -732,7 +779,7 @@ impl Daemon {
     /// the highest oom_adj at or above the level's (largest first); a policy that is the
     /// killer hears [`Event::LowMemory`] and answers with kills.
     fn lmk(&mut self) {
-        if self.setup.lmk == LmkMode::OomOnly {
+        if self.setup.lmk == LmkMode::OomOnly || self.psi_lmkd.is_some() {
             return;
         }
         let free = self.meminfo.free;
@@ -756,6 +803,67 @@ impl Daemon {
         if let Some(v) = victim {
             self.apply(Action::Kill(vec![v]));
             self.sample(false);
+        }
+    }
+
+    /// lmkd's main loop step: its triggers' events (`fds`: low, medium, as polled), else
+    /// a poll of the last event's level while that event's window lasts.
+    fn lmkd_poll(&mut self, fds: &[libc::pollfd]) {
+        let now = Instant::now();
+        let fired: Vec<PsiLevel> = [PsiLevel::Low, PsiLevel::Medium]
+            .into_iter()
+            .zip(fds)
+            .filter(|(_, f)| f.revents & libc::POLLPRI != 0)
+            .map(|(l, _)| l)
+            .collect();
+        let Some(l) = self.psi_lmkd.as_mut() else { return };
+        if let Some(&last) = fired.last() {
+            l.poll = Some((last, now + l.window));
+        } else if l.poll.is_some_and(|(_, until)| now >= until) {
+            l.poll = None;
+        }
+        let polled = l.poll.filter(|_| fired.is_empty()).map(|(level, _)| level);
+        for level in fired.iter().copied() {
+            self.lmkd_event(level, true);
+        }
+        if let Some(level) = polled {
+            self.lmkd_event(level, false);
+        }
+    }
+
+    /// lmkd's handler for an event, or a poll after one, of `level` (PSI mode): a low
+    /// event records free memory; a medium one kills one app if free memory is below
+    /// what low pressure saw. `event`: an event, not a poll (logged).
+    fn lmkd_event(&mut self, level: PsiLevel, event: bool) {
+        self.refresh_meminfo();
+        let free = self.meminfo.free;
+        let Some(l) = self.psi_lmkd.as_mut() else { return };
+        match level {
+            PsiLevel::Low => {
+                let first = l.seen.max_free().is_none();
+                l.seen.record(free);
+                if first {
+                    self.log(&format!("lmkd: low memory pressure, {} MiB free: kills from now on below that", free.0 / 256));
+                }
+            }
+            PsiLevel::Medium => {
+                let (gate, may_kill) = (l.seen.max_free(), l.seen.may_kill(free));
+                if event {
+                    self.stay_busy(BUSY_AFTER_PRESSURE);
+                }
+                let Some(gate) = gate.filter(|_| may_kill) else { return };
+                let infos: Vec<AppInfo> = self.apps().into_iter().filter_map(|id| self.app(id)).collect();
+                if let Some(v) = lmkd::psi_victim(&infos, self.fg, lmkd::MEDIUM_MIN_ADJ) {
+                    self.log(&format!(
+                        "lmkd: medium memory pressure, {} MiB free (below {} MiB): killing {}",
+                        free.0 / 256,
+                        gate.0 / 256,
+                        self.apps[v.0 as usize].rule.name
+                    ));
+                    self.apply(Action::Kill(vec![v]));
+                    self.sample(false);
+                }
+            }
         }
     }
 
@@ -1312,6 +1420,22 @@ impl Daemon {
         let listener = UnixListener::bind(&self.cfg.socket).map_err(crate::io_err(&self.cfg.socket))?;
         listener.set_nonblocking(true).map_err(crate::io_err(&self.cfg.socket))?;
         let psi = PsiTrigger::new("/proc/pressure/memory", false, Duration::from_millis(150), crate::check::PSI_WINDOW)?;
+        if self.cfg.lmkd == LmkdMode::Psi {
+            if self.setup.lmk == LmkMode::Android && self.setup.kill_threshold.is_none() {
+                let l = PsiLmkd::new()?;
+                self.log(&format!(
+                    "lmkd: PSI mode (Android 10's defaults{}); the minfree table is not used",
+                    if l.window > Duration::from_nanos(lmkd::PSI_WINDOW.0) {
+                        ", on 2 s windows: the kernel refuses 1 s without CAP_SYS_RESOURCE"
+                    } else {
+                        ""
+                    }
+                ));
+                self.psi_lmkd = Some(l);
+            } else {
+                self.log(&format!("lmkd = \"psi\" ignored: policy {} chooses its own victims", self.cfg.policy));
+            }
+        }
         let sample = Duration::from_millis(self.cfg.sample_ms);
         let idle_sample = Duration::from_millis(self.cfg.idle_sample_ms);
         let discover = Duration::from_millis(self.cfg.discover_ms);
@@ -1322,14 +1446,25 @@ impl Daemon {
             let now = Instant::now();
             let wake = tick.map_or(next_sample, |_| next_sample.min(next_tick)).min(next_discover);
             let wake = self.timeline.as_ref().map_or(wake, |t| wake.min(t.next));
-            let timeout = wake.saturating_duration_since(now).min(Duration::from_millis(200));
-            let mut fds = [
+            let mut timeout = wake.saturating_duration_since(now).min(Duration::from_millis(200));
+            let mut fds = vec![
                 libc::pollfd { fd: psi.raw_fd(), events: libc::POLLPRI, revents: 0 },
                 libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 },
             ];
-            // SAFETY: two valid pollfds for the duration of the call.
+            if let Some(l) = &self.psi_lmkd {
+                for t in [&l.low, &l.medium] {
+                    fds.push(libc::pollfd { fd: t.raw_fd(), events: libc::POLLPRI, revents: 0 });
+                }
+                if l.poll.is_some() {
+                    timeout = timeout.min(Duration::from_nanos(lmkd::POLL.0));
+                }
+            }
+            // SAFETY: valid pollfds for the duration of the call.
             // Rounded up: a timeout rounded down to 0 ms would spin until the deadline.
-            unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout.as_micros().div_ceil(1000) as i32) };
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout.as_micros().div_ceil(1000) as i32) };
+            if self.psi_lmkd.is_some() {
+                self.lmkd_poll(&fds[2..]);
+            }
             if fds[0].revents & libc::POLLPRI != 0 {
                 if self.busy_until <= now {
                     // Pressure after a quiet spell: look now, not at the idle period's end.
@@ -1754,6 +1889,10 @@ mod tests {
         assert!(Config::parse("f.toml", "minfree_mib = [[900, -1]]\n").unwrap_err().contains("minfree_mib[0]"));
         assert!(Config::parse("f.toml", "memory_limit_mib = 0\n").unwrap_err().contains("memory_limit_mib"));
         assert!(Config::parse("f.toml", "state_save_s = 0\n").unwrap_err().contains("state_save_s"));
+        assert_eq!(Config::parse("f.toml", "").unwrap().lmkd, LmkdMode::Minfree);
+        assert_eq!(Config::parse("f.toml", "lmkd = \"psi\"\n").unwrap().lmkd, LmkdMode::Psi);
+        let e = Config::parse("f.toml", "policy = \"ice\"\nlmkd = \"vmpressure\"\n").unwrap_err();
+        assert!(e.starts_with("f.toml:2") && e.contains("vmpressure") && e.contains("psi"), "{e}");
         let c = Config::parse("f.toml", "[[app]]\nname = \"a\"\nuid = 1\npriority = \"low\"\nstate_marker = \"/tmp/m\"\n").unwrap();
         assert_eq!((c.apps[0].priority, c.apps[0].state_marker.as_deref()), (PriorityClass::Low, Some(Path::new("/tmp/m"))));
         let e = Config::parse("f.toml", "[[app]]\nname = \"a\"\nuid = 1\npriority = \"urgent\"\n").unwrap_err();

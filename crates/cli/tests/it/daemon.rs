@@ -4,7 +4,7 @@
 //! that hold no process (its supervisor thaws within a second); SmartLMK kills the set
 //! its knapsack chooses from a restored history, through pidfds, and nothing else;
 //! selective swap/kill keeps a kill-target's memory out of swap while a swap-target's
-//! goes. Each test owns its cgroups, processes, socket, state database and (if it had to
+//! goes; lmkd's PSI mode kills cached apps on memory stalls, never by minfree. Each test owns its cgroups, processes, socket, state database and (if it had to
 //! set it up) zram swap, and removes them. The tests run alone (`crate::alone`): they
 //! share zram and time the kernel.
 
@@ -774,4 +774,69 @@ fn a_clean_stop_removes_floes_empty_groups_and_keeps_busy_ones() {
     std::thread::sleep(Duration::from_millis(100));
     let said = lines.lock().unwrap().join("\n");
     assert!(said.contains("kept") && said.contains(&format!("{tag}/busy")), "{said}");
+}
+
+#[test]
+fn lmkd_psi_mode_kills_cached_apps_on_memory_stalls_not_by_minfree() {
+    let _alone = crate::alone();
+    // zram swap, so the stressor's pages are swapped and refault: memory stalls.
+    let mut it = itest("psi", true);
+    // A 300 MiB budget and a minfree level the budget is always below: the minfree
+    // killer would act at every sample; lmkd in PSI mode acts on memory stalls only.
+    it.config("android-lmk", &["top", "a", "b"], "memory_limit_mib = 300\nminfree_mib = [[900, 290]]\nlmkd = \"psi\"\n");
+    let Itest { tag, mem, sock, cfg, mut c, .. } = it;
+    let go = PathBuf::from(format!("/tmp/{tag}.go"));
+    let stress_go = PathBuf::from(format!("/tmp/{tag}.stress"));
+    c.files.extend([go.clone(), stress_go.clone()]);
+    let stall_group = mem.join(format!("{tag}-stall"));
+    std::fs::create_dir(&stall_group).unwrap();
+    c.dirs.push(stall_group.clone());
+    std::fs::write(stall_group.join("memory.limit_in_bytes"), "24M").unwrap();
+
+    let (daemon, log) = start_daemon(&cfg, "policy android-lmk, 3 apps");
+    c.procs.push(daemon);
+    assert!(log.lock().unwrap().iter().any(|l| l.contains("lmkd: PSI mode")), "{:?}", log.lock().unwrap());
+    // The foreground app is known before it runs, as Android knows the app it launches.
+    ctl(&sock, &["fg", "top"]);
+    // procs: 0 daemon, 1 top (grows to 200 MiB over about 12 s), 2 a, 3 b (40 MiB
+    // each), 4 a bystander outside floe's apps, 5 the stressor.
+    c.procs.push(app(&format!("{tag}-top"), &go, 200, 4, 0.25));
+    for a in ["a", "b"] {
+        c.procs.push(app(&format!("{tag}-{a}"), &go, 40, 40, 0.0));
+    }
+    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-other sleep 600")]).spawn().unwrap());
+    wait_for("all apps adopted", Duration::from_secs(5), || {
+        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 3
+    });
+    std::fs::write(&go, "").unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    // Free memory has been under the minfree level all along: the table's killer never
+    // ran (it logs each level it finds).
+    assert!(!log.lock().unwrap().iter().any(|l| l.contains(" lmk: ")), "{:?}", log.lock().unwrap());
+    // A process outside the budget thrashes in its own 24 MiB memory group, so the
+    // system stalls on memory whatever else runs (any stall counts: lmkd reads
+    // /proc/pressure/memory, and the apps' own first touches may stall already).
+    let script = format!("import mmap,os,time\nwhile not os.path.exists({stress_go:?}): time.sleep(0.01)\nm=mmap.mmap(-1,40<<20,flags=mmap.MAP_PRIVATE|mmap.MAP_ANONYMOUS)\nwhile True:\n    for i in range(0,40<<20,4096): m[i]=1\n");
+    let stressor = Command::new(python()).args(["-c", &script, &format!("{tag}-stress")]).spawn().unwrap();
+    std::fs::write(stall_group.join("cgroup.procs"), stressor.id().to_string()).unwrap();
+    c.procs.push(stressor);
+    std::fs::write(&stress_go, "").unwrap();
+    wait_for("both cached apps killed by lmkd", Duration::from_secs(30), || !alive(&mut c.procs[2]) && !alive(&mut c.procs[3]));
+    let said = log.lock().unwrap().join("\n");
+    assert!(said.contains("lmkd: low memory pressure") && !said.contains(" lmk: "), "{said}");
+    // Every kill is lmkd's, at medium pressure, of a cached app.
+    let lines: Vec<&str> = said.lines().collect();
+    let kills: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].contains(" kill ")).collect();
+    assert_eq!(kills.len(), 2, "{said}");
+    for i in kills {
+        let who = lines[i].rsplit(' ').next().unwrap();
+        assert!(who == "a" || who == "b", "{said}");
+        assert!(
+            lines[..i].iter().rev().any(|l| l.contains("lmkd: medium memory pressure") && l.ends_with(&format!("killing {who}"))),
+            "{said}"
+        );
+    }
+    for (i, who) in [(1, "top, the foreground app"), (4, "the bystander"), (5, "the stressor, not floe's")] {
+        assert!(alive(&mut c.procs[i]), "{who} must survive");
+    }
 }

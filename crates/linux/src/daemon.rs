@@ -478,25 +478,25 @@ struct PsiLmkd {
 }
 
 impl PsiLmkd {
-    /// lmkd's triggers. Windows that are not a multiple of 2 s need CAP_SYS_RESOURCE
-    /// (lmkd.rc grants it); without it the window is doubled with the thresholds, the
-    /// same shares of stalled time (7 % and 10 %).
     fn new() -> Result<PsiLmkd> {
-        let d = |n: Nanos| Duration::from_nanos(n.0);
-        let make = |scale: u32| -> Result<PsiLmkd> {
-            let trigger = |stall| PsiTrigger::new("/proc/pressure/memory", false, d(stall) * scale, d(lmkd::PSI_WINDOW) * scale);
-            Ok(PsiLmkd {
-                low: trigger(lmkd::LOW_SOME)?,
-                medium: trigger(lmkd::MEDIUM_SOME)?,
-                window: d(lmkd::PSI_WINDOW) * scale,
-                seen: LowPressure::default(),
-                poll: None,
-            })
-        };
-        match make(1) {
-            Err(Error::Unsupported(_)) => make(2),
-            r => r,
-        }
+        let (low, medium, window) = lmkd_triggers()?;
+        Ok(PsiLmkd { low, medium, window, seen: LowPressure::default(), poll: None })
+    }
+}
+
+/// lmkd's low and medium triggers on /proc/pressure/memory, and their window. Windows
+/// that are not a multiple of 2 s need CAP_SYS_RESOURCE (lmkd.rc grants it); without
+/// it the window is doubled with the thresholds, the same shares of stalled time (7 %
+/// and 10 %).
+pub fn lmkd_triggers() -> Result<(PsiTrigger, PsiTrigger, Duration)> {
+    let d = |n: Nanos| Duration::from_nanos(n.0);
+    let make = |scale: u32| -> Result<(PsiTrigger, PsiTrigger, Duration)> {
+        let trigger = |stall| PsiTrigger::new("/proc/pressure/memory", false, d(stall) * scale, d(lmkd::PSI_WINDOW) * scale);
+        Ok((trigger(lmkd::LOW_SOME)?, trigger(lmkd::MEDIUM_SOME)?, d(lmkd::PSI_WINDOW) * scale))
+    };
+    match make(1) {
+        Err(Error::Unsupported(_)) => make(2),
+        r => r,
     }
 }
 

@@ -168,6 +168,11 @@ struct SimArgs {
     /// upper bound; a window of 30 s keeps only what Fig. 4 observed.
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     bg_window_s: Option<f64>,
+    /// The device's low-memory killer, overriding its file: `minfree` (the minfree
+    /// table: the in-kernel driver, or lmkd's use_minfree_levels) or `psi` (Android 10
+    /// lmkd's default, the Pixel 3's: kills on memory-stall events).
+    #[arg(long, value_name = "KILLER", value_parser = ["minfree", "psi"])]
+    lmkd: Option<String>,
     /// Memory pinned away from apps, in MiB (overrides the workload's balloon).
     #[arg(long, allow_negative_numbers = true)]
     balloon_mib: Option<f64>,
@@ -346,10 +351,15 @@ fn catalog(path: Option<&str>) -> Result<Catalog> {
 fn sim(a: SimArgs) -> Result<()> {
     let cat = catalog(a.apps.as_deref())?;
     let wl = Workload::load(&a.workload, &cat)?;
-    let dev = match a.device.as_deref() {
+    let mut dev = match a.device.as_deref() {
         Some(d) => Device::load(d)?,
         None => wl.default_device()?,
     };
+    match a.lmkd.as_deref() {
+        Some("psi") => dev.memory.lmkd = floe_core::LmkdMode::Psi,
+        Some(_) => dev.memory.lmkd = floe_core::LmkdMode::Minfree,
+        None => {}
+    }
     for (i, p) in a.policy.iter().enumerate() {
         // The same run twice would print two identical columns under one name.
         if a.policy[..i].contains(p) {

@@ -30,6 +30,11 @@ pub fn compare(
 /// main runs keep them active for as long as they stay cached; `RunOptions::bg_window_s`).
 pub const OBSERVED_BG_WINDOW_S: f64 = 30.0;
 
+/// Whether a run replaced its device's low-memory killer (`RunSpec::lmkd`).
+pub fn killer_replaced(r: &RunRecord) -> bool {
+    r.params.contains_key("lmkd_override")
+}
+
 /// Whether a run ended cached apps' background activity after a window.
 pub fn windowed(r: &RunRecord) -> bool {
     r.params.contains_key("bg_window_s")
@@ -62,6 +67,9 @@ pub struct RunSpec {
     /// Memory left to apps, MiB, instead of the device's (ASAP Fig. 2.1's ideal runs:
     /// every page fits). Recorded in the run's params.
     pub app_mem_mib: Option<f64>,
+    /// The low-memory killer instead of the device's (a what-if: how a result depends
+    /// on the killer). Recorded in the run's params as `lmkd_override`.
+    pub lmkd: Option<floe_core::LmkdMode>,
 }
 
 impl RunSpec {
@@ -82,6 +90,7 @@ impl RunSpec {
             bg_window_s: None,
             slice_s: None,
             app_mem_mib: None,
+            lmkd: None,
         }
     }
 }
@@ -112,6 +121,10 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
             let mut dev = Device::load(&s.device)?;
             if let Some(m) = s.app_mem_mib {
                 dev.memory.app_mem_mib = m;
+            }
+            let lmkd_override = s.lmkd.filter(|&k| k != dev.memory.lmkd);
+            if let Some(k) = lmkd_override {
+                dev.memory.lmkd = k;
             }
             let opts = RunOptions {
                 seed: s.seed,
@@ -144,6 +157,9 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
             }
             if let Some(m) = s.app_mem_mib {
                 rec.params.insert("app_mem_mib".into(), Param::Float(m));
+            }
+            if lmkd_override.is_some() {
+                rec.params.insert("lmkd_override".into(), Param::Bool(true));
             }
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, specs.len());
             Ok(rec)

@@ -726,6 +726,9 @@ impl Sim {
         if let Some(w) = opts.bg_window_s {
             params.insert("bg_window_s".to_string(), Param::Float(w));
         }
+        if device.memory.lmkd == LmkdMode::Psi {
+            params.insert("lmkd".to_string(), Param::Text("psi".into()));
+        }
         let mut sim = Sim {
             now: Nanos::ZERO,
             seq: 0,

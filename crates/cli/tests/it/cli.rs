@@ -369,6 +369,25 @@ fn shuffle_rounds_is_passed_to_the_run_and_recorded() {
 }
 
 #[test]
+fn lmkd_overrides_the_devices_killer_and_is_recorded() {
+    let (dev, wl, apps) = (format!("{TD}/tiny-device.toml"), format!("{TD}/tiny-workload.toml"), format!("{TD}/tiny-apps.toml"));
+    let run = |extra: &[&str]| {
+        let mut args = vec!["sim", "--device", dev.as_str(), "--workload", wl.as_str(), "--apps", apps.as_str(), "--json"];
+        args.extend_from_slice(extra);
+        let out = floe(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    // The tiny device's file keeps the default (minfree), which a run does not record.
+    assert!(run(&[]).get("params").unwrap().get("lmkd").is_none());
+    assert!(run(&["--lmkd", "minfree"])["params"].get("lmkd").is_none());
+    assert_eq!(run(&["--lmkd", "psi"])["params"]["lmkd"], serde_json::Value::String("psi".into()));
+    let out = floe(&["sim", "--device", dev.as_str(), "--workload", wl.as_str(), "--apps", apps.as_str(), "--lmkd", "vmpressure"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("vmpressure") && err.contains("minfree") && err.contains("psi"), "{err}");
+}
+
+#[test]
 fn timeline_writes_one_csv_row_per_step_for_each_policy() {
     let (dev, wl, apps) = (format!("{TD}/tiny-device.toml"), format!("{TD}/tiny-workload.toml"), format!("{TD}/tiny-apps.toml"));
     let tiny = ["sim", "--device", dev.as_str(), "--workload", wl.as_str(), "--apps", apps.as_str()];

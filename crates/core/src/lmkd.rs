@@ -88,7 +88,6 @@ pub fn psi_victim(apps: &[AppInfo], fg: Option<AppId>, min_adj: i32) -> Option<A
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::PriorityClass;
 
     #[test]
     fn kills_need_free_memory_below_what_low_pressure_saw() {
@@ -107,18 +106,9 @@ mod tests {
     #[test]
     fn the_victim_is_the_highest_adj_then_the_least_recently_used() {
         let app = |id: u16, adj: i32, used_ms: u64| AppInfo {
-            id: AppId(id),
-            name: format!("a{id}"),
-            state: AppState::Cached,
-            oom_adj: adj,
             rss: Pages(100 * id as u64),
-            swapped: Pages(0),
-            saves_context: false,
-            priority_class: PriorityClass::Medium,
-            perceptible: false,
-            unkillable: false,
-            swappable: true,
             last_used: Nanos::from_ms(used_ms),
+            ..AppInfo::ordinary(AppId(id), AppState::Cached, adj)
         };
         let mut apps = vec![app(0, 900, 50), app(1, 910, 30), app(2, 910, 20), app(3, 910, 10), app(4, 0, 0), app(5, 700, 5)];
         apps[3].unkillable = true;

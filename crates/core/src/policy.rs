@@ -193,6 +193,28 @@ pub struct AppInfo {
     pub last_used: Nanos,
 }
 
+impl AppInfo {
+    /// An app `app{id}` with ordinary defaults: 100 pages resident, nothing swapped,
+    /// medium priority, not perceptible, killable and swappable, last used at time 0
+    /// (tests and fakes set what they vary with struct-update syntax).
+    pub fn ordinary(id: AppId, state: AppState, oom_adj: i32) -> AppInfo {
+        AppInfo {
+            id,
+            name: format!("app{}", id.0),
+            state,
+            oom_adj,
+            rss: Pages(100),
+            swapped: Pages(0),
+            saves_context: false,
+            priority_class: PriorityClass::Medium,
+            perceptible: false,
+            unkillable: false,
+            swappable: true,
+            last_used: Nanos::ZERO,
+        }
+    }
+}
+
 /// A snapshot of system memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MemInfo {

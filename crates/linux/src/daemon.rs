@@ -1948,20 +1948,7 @@ mod tests {
         assert_eq!(lmk_level(&levels, mib(120)), Some(900));
         assert_eq!(lmk_level(&levels, mib(100)), Some(200));
         assert_eq!(lmk_level(&levels, mib(10)), Some(0));
-        let app = |i: u16, adj: i32, rss: u64| AppInfo {
-            id: AppId(i),
-            name: format!("a{i}"),
-            state: AppState::Cached,
-            oom_adj: adj,
-            rss: mib(rss),
-            swapped: Pages(0),
-            saves_context: false,
-            priority_class: PriorityClass::Medium,
-            perceptible: false,
-            unkillable: false,
-            swappable: true,
-            last_used: Nanos::ZERO,
-        };
+        let app = |i: u16, adj: i32, rss: u64| AppInfo { rss: mib(rss), ..AppInfo::ordinary(AppId(i), AppState::Cached, adj) };
         let mut apps = vec![app(0, 0, 500), app(1, 200, 300), app(2, 910, 50), app(3, 910, 80), app(4, 900, 400)];
         // Highest adj first (910), the larger of the two.
         assert_eq!(stock_victim(&apps, Some(AppId(0)), 900), Some(AppId(3)));

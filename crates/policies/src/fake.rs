@@ -1,7 +1,7 @@
 //! A hand-made `SystemView` for policy unit tests: a clock, free memory, utilisation,
 //! the foreground app and a table of apps that tests edit directly.
 
-use floe_core::{AppId, AppInfo, AppState, MemInfo, Nanos, Pages, PriorityClass, SystemView};
+use floe_core::{AppId, AppInfo, AppState, MemInfo, Nanos, Pages, SystemView};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default)]
@@ -16,20 +16,7 @@ pub(crate) struct FakeView {
 
 /// An app with ordinary defaults: medium priority, swappable, nothing swapped.
 pub(crate) fn app(i: u16, state: AppState, adj: i32) -> AppInfo {
-    AppInfo {
-        id: AppId(i),
-        name: format!("app{i}"),
-        state,
-        oom_adj: adj,
-        rss: Pages(100),
-        swapped: Pages(0),
-        saves_context: false,
-        priority_class: PriorityClass::Medium,
-        perceptible: false,
-        unkillable: false,
-        swappable: true,
-        last_used: Nanos::ZERO,
-    }
+    AppInfo::ordinary(AppId(i), state, adj)
 }
 
 impl FakeView {

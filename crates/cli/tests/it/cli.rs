@@ -352,17 +352,20 @@ fn a_frameless_run_shows_no_frame_rate() {
 }
 
 /// `--shuffle-rounds` reaches the run (its params say so) and changes what happens.
+/// `floe sim --json` on the tiny device, workload and apps with `extra` arguments: the
+/// run's record.
+fn tiny_json(extra: &[&str]) -> serde_json::Value {
+    let (dev, wl, apps) = (format!("{TD}/tiny-device.toml"), format!("{TD}/tiny-workload.toml"), format!("{TD}/tiny-apps.toml"));
+    let mut args = vec!["sim", "--device", dev.as_str(), "--workload", wl.as_str(), "--apps", apps.as_str(), "--json"];
+    args.extend_from_slice(extra);
+    let out = floe(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+}
+
 #[test]
 fn shuffle_rounds_is_passed_to_the_run_and_recorded() {
-    let (dev, wl, apps) = (format!("{TD}/tiny-device.toml"), format!("{TD}/tiny-workload.toml"), format!("{TD}/tiny-apps.toml"));
-    let run = |extra: &[&str]| {
-        let mut args = vec!["sim", "--device", dev.as_str(), "--workload", wl.as_str(), "--apps", apps.as_str(), "--json"];
-        args.extend_from_slice(extra);
-        let out = floe(&args);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
-    };
-    let (listed, shuffled) = (run(&[]), run(&["--shuffle-rounds"]));
+    let (listed, shuffled) = (tiny_json(&[]), tiny_json(&["--shuffle-rounds"]));
     assert!(listed["params"].get("shuffle_rounds").is_none());
     assert_eq!(shuffled["params"]["shuffle_rounds"], serde_json::Value::Bool(true));
     assert_ne!(listed["metrics"], shuffled["metrics"], "another order, another run");
@@ -370,18 +373,11 @@ fn shuffle_rounds_is_passed_to_the_run_and_recorded() {
 
 #[test]
 fn lmkd_overrides_the_devices_killer_and_is_recorded() {
-    let (dev, wl, apps) = (format!("{TD}/tiny-device.toml"), format!("{TD}/tiny-workload.toml"), format!("{TD}/tiny-apps.toml"));
-    let run = |extra: &[&str]| {
-        let mut args = vec!["sim", "--device", dev.as_str(), "--workload", wl.as_str(), "--apps", apps.as_str(), "--json"];
-        args.extend_from_slice(extra);
-        let out = floe(&args);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
-    };
     // The tiny device's file keeps the default (minfree), which a run does not record.
-    assert!(run(&[]).get("params").unwrap().get("lmkd").is_none());
-    assert!(run(&["--lmkd", "minfree"])["params"].get("lmkd").is_none());
-    assert_eq!(run(&["--lmkd", "psi"])["params"]["lmkd"], serde_json::Value::String("psi".into()));
+    assert!(tiny_json(&[])["params"].get("lmkd").is_none());
+    assert!(tiny_json(&["--lmkd", "minfree"])["params"].get("lmkd").is_none());
+    assert_eq!(tiny_json(&["--lmkd", "psi"])["params"]["lmkd"], serde_json::Value::String("psi".into()));
+    let (dev, wl, apps) = (format!("{TD}/tiny-device.toml"), format!("{TD}/tiny-workload.toml"), format!("{TD}/tiny-apps.toml"));
     let out = floe(&["sim", "--device", dev.as_str(), "--workload", wl.as_str(), "--apps", apps.as_str(), "--lmkd", "vmpressure"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("vmpressure") && err.contains("minfree") && err.contains("psi"), "{err}");

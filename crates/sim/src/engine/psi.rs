@@ -5,9 +5,10 @@
 //! The kernel side: a task is in a memory stall while it reclaims (kswapd in
 //! balance_pgdat, a direct reclaimer in try_to_free_pages) or waits for a refaulting
 //! page of the working set to be read back (thrashing: wait_on_page_bit_common on a
-//! !Uptodate PageWorkingset page). The system's "some" stall is the time at least one
-//! task stalls; a trigger fires when that time within its window reaches its threshold,
-//! at most once per window. Swap-ins from zram are not stalls in kernels of this age
+//! !Uptodate PageWorkingset page). The system's "some" stall is taken as the time at
+//! least one task stalls (an upper bound: the kernel weights each CPU by its non-idle
+//! time, docs/MODEL-NOTES.md); a trigger fires when that time within its window
+//! reaches its threshold, at most once per window. Swap-ins from zram are not stalls in kernels of this age
 //! (anonymous pages got shadow entries, and so the working-set flag, in 5.9).
 //!
 //! lmkd's side, shared with the daemon, is [`floe_core::lmkd`]: low events record free

@@ -533,13 +533,18 @@ fn list(what: ListWhat, apps: Option<&str>) -> Result<()> {
         ListWhat::Devices => {
             for n in floe_sim::config::embedded_names("devices") {
                 let d = Device::load(n)?;
+                let killer = match d.memory.lmkd {
+                    floe_core::LmkdMode::Minfree => "minfree",
+                    floe_core::LmkdMode::Psi => "lmkd psi",
+                };
                 outln!(
-                    "{:<14} {:>6.0} MiB RAM, {:>6.0} MiB to apps, {} cores, {}  {}",
+                    "{:<14} {:>6.0} MiB RAM, {:>6.0} MiB to apps, {} cores, {:<8} {:<8}  {}",
                     d.name,
                     d.memory.ram_mib,
                     d.memory.app_mem_mib,
                     d.cpu.cores,
                     d.flash.kind,
+                    killer,
                     d.description
                 );
             }

@@ -128,6 +128,9 @@ fn list_names_every_contract_policy_device_and_workload() {
     for d in ["pixel3", "pixel3a", "pixel4", "p20", "hikey970", "galaxy-nexus", "nexus5"] {
         assert!(s.lines().any(|l| l.starts_with(d)), "{d} not listed");
     }
+    // Each device says which killer it runs.
+    assert!(s.lines().any(|l| l.starts_with("pixel3 ") && l.contains(" lmkd psi ")), "{s}");
+    assert!(s.lines().any(|l| l.starts_with("p20 ") && l.contains(" minfree ")), "{s}");
     let s = String::from_utf8_lossy(&floe(&["list", "workloads"]).stdout).to_string();
     for w in ["ice-video-call", "seal-30apps", "smartlmk-256", "asap-seq1", "selective-c"] {
         assert!(s.lines().any(|l| l.starts_with(w)), "{w} not listed");

@@ -169,9 +169,11 @@ struct SimArgs {
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     bg_window_s: Option<f64>,
     /// The device's low-memory killer, overriding its file: `minfree` (the minfree
-    /// table: the in-kernel driver, or lmkd's use_minfree_levels) or `psi` (Android 10
-    /// lmkd's default, the Pixel 3's: kills on memory-stall events).
-    #[arg(long, value_name = "KILLER", value_parser = ["minfree", "psi"])]
+    /// table, checked while memory is reclaimed: the in-kernel driver), `psi` (Android
+    /// 10 lmkd's default: kills on memory-stall events by free memory seen at low
+    /// pressure) or `psi-minfree` (lmkd on memory-stall events with
+    /// use_minfree_levels, as Pixels set it: the minfree table decides).
+    #[arg(long, value_name = "KILLER", value_parser = ["minfree", "psi", "psi-minfree"])]
     lmkd: Option<String>,
     /// Memory pinned away from apps, in MiB (overrides the workload's balloon).
     #[arg(long, allow_negative_numbers = true)]
@@ -355,10 +357,9 @@ fn sim(a: SimArgs) -> Result<()> {
         Some(d) => Device::load(d)?,
         None => wl.default_device()?,
     };
-    match a.lmkd.as_deref() {
-        Some("psi") => dev.memory.lmkd = floe_core::LmkdMode::Psi,
-        Some(_) => dev.memory.lmkd = floe_core::LmkdMode::Minfree,
-        None => {}
+    if let Some(k) = a.lmkd.as_deref() {
+        use floe_core::LmkdMode::*;
+        dev.memory.lmkd = [Minfree, Psi, PsiMinfree].into_iter().find(|m| m.name() == k).expect("clap checks the value");
     }
     for (i, p) in a.policy.iter().enumerate() {
         // The same run twice would print two identical columns under one name.
@@ -533,12 +534,9 @@ fn list(what: ListWhat, apps: Option<&str>) -> Result<()> {
         ListWhat::Devices => {
             for n in floe_sim::config::embedded_names("devices") {
                 let d = Device::load(n)?;
-                let killer = match d.memory.lmkd {
-                    floe_core::LmkdMode::Minfree => "minfree",
-                    floe_core::LmkdMode::Psi => "lmkd psi",
-                };
+                let killer = d.memory.lmkd.name();
                 outln!(
-                    "{:<14} {:>6.0} MiB RAM, {:>6.0} MiB to apps, {} cores, {:<8} {:<8}  {}",
+                    "{:<14} {:>6.0} MiB RAM, {:>6.0} MiB to apps, {} cores, {:<8} {:<11}  {}",
                     d.name,
                     d.memory.ram_mib,
                     d.memory.app_mem_mib,

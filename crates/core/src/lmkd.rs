@@ -26,6 +26,27 @@ pub enum LmkdMode {
     /// Android 10 lmkd's defaults: kill on memory-stall (PSI) events; the minfree table
     /// is not used.
     Psi,
+    /// Android 10 lmkd with `ro.lmk.use_minfree_levels=true` (and `kill_heaviest_task`),
+    /// as Pixels set it: every PSI event, and every poll after one, checks the minfree
+    /// table and kills the largest app at the highest adj the table allows.
+    #[serde(rename = "psi-minfree")]
+    PsiMinfree,
+}
+
+impl LmkdMode {
+    /// Whether the killer listens to PSI triggers (both lmkd modes).
+    pub fn on_psi(self) -> bool {
+        self != LmkdMode::Minfree
+    }
+
+    /// The name device and daemon files use.
+    pub fn name(self) -> &'static str {
+        match self {
+            LmkdMode::Minfree => "minfree",
+            LmkdMode::Psi => "psi",
+            LmkdMode::PsiMinfree => "psi-minfree",
+        }
+    }
 }
 
 /// PSI_WINDOW_SIZE_MS.

@@ -169,14 +169,20 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
                 }
             }
         }
-        // Table 6 again with the killer the other phone runs (a what-if): the P20 with
-        // lmkd's PSI mode, the Pixel 3 with minfree, to show what Ice+'s exclusivity
-        // owes to a killer that acts on memory stalls.
-        let other = if dev == "pixel3" { floe_core::LmkdMode::Minfree } else { floe_core::LmkdMode::Psi };
+        // Table 6 again with Android 10 lmkd's default PSI mode on both phones (a
+        // what-if), to show what Ice+'s exclusivity owes to a killer that acts on
+        // memory stalls.
         for (_, wl) in SCENARIOS {
             for seed in seeds.clone() {
                 for policy in ["ice", "ice-plus"] {
-                    v.push(RunSpec { seed, bg_apps: Some(n), use_s, draw_bg: true, lmkd: Some(other), ..RunSpec::new(dev, wl, policy) });
+                    v.push(RunSpec {
+                        seed,
+                        bg_apps: Some(n),
+                        use_s,
+                        draw_bg: true,
+                        lmkd: Some(floe_core::LmkdMode::Psi),
+                        ..RunSpec::new(dev, wl, policy)
+                    });
                 }
             }
         }
@@ -531,7 +537,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
         ours: pct_cut(base_ref_all, pm_ref),
     });
     let t6 = table6(&runs);
-    let t6_killer = table6_other_killer(&runs);
+    let t6_psi = table6_psi(&runs);
     let fig1 = motivation_table(&runs);
     let fig2b = slices_table(&runs);
     let fig12 = launch_table(&runs);
@@ -542,7 +548,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
             if quick { 2 } else { 10 },
             if quick { "60" } else { "the workload's 300" }
         ),
-        "Known difference (Table 6): the paper credits Ice+'s cuts mostly to reclaim-or-kill exclusivity (under Ice, 21.4 % of reclaimed pages were freed again by LMK kills soon after). The Pixel 3 runs Android 10 lmkd's PSI mode, which kills cached apps when memory stalls, so its rows have kills for exclusivity to act on (docs/MODEL-NOTES.md, 'The Pixel 3's killer'); the what-if table after Table 6 runs each phone with the other's killer, and with lmkd's PSI mode on both Ice+'s totals fall below Ice's as the paper's do. The P20's killer is the in-kernel minfree one, and floe's P20 runs of these scenarios kill almost nothing (the file cache stays above the LMK's top minfree level in their 300 s, docs/MODEL-NOTES.md), so there only freeze-aware eviction acts: it sends more of the frozen apps' heaps to zram, where each page still holds about a third of a page of RAM, so reclaim takes more pages for the same free memory (more reclaims), and the app's next burst of background work after an MDT thaw brings them back before RPF freezes it again (more refaults; with RPF in the fault path both schemes cut refaults by 99.9 % and Ice+ still reclaims more, docs/MODEL-NOTES.md).".into(),
+        "Known difference (Table 6): the paper credits Ice+'s cuts mostly to reclaim-or-kill exclusivity (under Ice, 21.4 % of reclaimed pages were freed again by LMK kills soon after). Both phones kill by the minfree table (the P20 through the in-kernel driver, the Pixel 3 through Android 10 lmkd asking it at each memory-stall event: docs/MODEL-NOTES.md, 'The Pixel 3's killer'), and floe's runs of these scenarios kill almost nothing (the file cache stays above the top minfree level in their 300 s), so only freeze-aware eviction acts: it sends more of the frozen apps' heaps to zram, where each page still holds about a third of a page of RAM, so reclaim takes more pages for the same free memory (more reclaims), and the app's next burst of background work after an MDT thaw brings them back before RPF freezes it again (more refaults; with RPF in the fault path both schemes cut refaults by 99.9 % and Ice+ still reclaims more, docs/MODEL-NOTES.md). The what-if table after Table 6 runs both phones with lmkd's default PSI mode, which kills on memory stalls whatever the file cache holds: there Ice+'s totals fall below Ice's, as the paper's do.".into(),
         "Known difference: UCSG cuts no refaults here (the paper: 24.4 %). It only raises the foreground's CPU weight, and in these scenarios the 8 cores are about 15 % busy (300-360 s of app CPU in a 300 s run), so background apps run, and touch memory, exactly as under LRU+CFS.".into(),
         "Known differences (Fig. 12): the launch order and phone are not published (Table 3 order, both phones; the paper's figures are compared with the mean of the two). On both phones nothing but Ice+ hot-launches: each cached app has its own oom_adj level in floe, so the LMK kills in LRU order and a fixed cycle of 20 apps loses each just before its turn; Ice+'s exclusivity breaks the cycle (docs/MODEL-NOTES.md, 'Ice's launch experiment'). The 'shuffled rounds' rows launch each round in a fresh random order instead: some hot launches come back, fewer than the paper's (docs/MODEL-NOTES.md, 'The launch order').".into(),
         "Known difference: floe's frame rate does not drop with background apps (the paper's Fig. 1 motivation), nor in the 30 s slices where they refault most (Fig. 2(b)); the simulator reproduces the refault and reclaim side but not the contention through which they slow the foreground (docs/MODEL-NOTES.md, 'Known gap: the frame rate does not fall').".into(),
@@ -563,7 +569,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
             ),
         );
     }
-    Report { experiment: "ice".into(), runs, tables: vec![fig1, fig2b, fps, ria, sweep, fig11, t5, t6, t6_killer, fig12], notes }
+    Report { experiment: "ice".into(), runs, tables: vec![fig1, fig2b, fps, ria, sweep, fig11, t5, t6, t6_psi, fig12], notes }
 }
 
 /// Fig. 1 and Fig. 2(a): what eight cached apps, or memtester holding as much memory,
@@ -843,21 +849,21 @@ fn table6(runs: &[RunRecord]) -> Table {
     t
 }
 
-/// Table 6's summary with each phone running the other's killer (a what-if): the P20
-/// with lmkd's PSI mode, the Pixel 3 with minfree; then both phones under one killer,
-/// each way. Ice+'s reclaim-or-kill exclusivity has something to act on only where the
+/// Table 6's summary with both phones running Android 10 lmkd's default PSI mode (a
+/// what-if: the Pixel 3 runs lmkd with minfree levels, the P20 the in-kernel minfree
+/// driver). Ice+'s reclaim-or-kill exclusivity has something to act on only where the
 /// killer kills.
-fn table6_other_killer(runs: &[RunRecord]) -> Table {
+fn table6_psi(runs: &[RunRecord]) -> Table {
     let mut t = Table {
-        title: "Table 6 what-if: each phone with the other's low-memory killer (P20: lmkd's PSI mode; Pixel 3: minfree)".into(),
+        title: "Table 6 what-if: both phones with Android 10 lmkd's default PSI mode (kills on memory stalls)".into(),
         unit: "percent; kills per run".into(),
         rows: vec![],
     };
     let share = |a: f64, b: f64| if a > 0.0 { 100.0 * b / a } else { 0.0 };
     let reclaims = |m: &Metrics| m.reclaimed_pages as f64;
-    // [ice reclaims, ice-plus reclaims, ice refaults, ice-plus refaults] over the four
-    // scenarios, of a device's own killer's runs or the other's.
-    let totals = |dev: &str, n: usize, replaced: bool| -> [f64; 4] {
+    let kills = |m: &Metrics| m.kills as f64;
+    let mut sums = [0.0; 4];
+    for (dev, n) in DEVICES {
         let sum = |policy: &str, f: &dyn Fn(&Metrics) -> f64| -> f64 {
             SCENARIOS
                 .iter()
@@ -866,71 +872,40 @@ fn table6_other_killer(runs: &[RunRecord]) -> Table {
                         runs,
                         |r| {
                             r.policy == policy
-                                && if replaced {
-                                    r.device == dev
-                                        && r.workload == *wl
-                                        && crate::killer_replaced(r)
-                                        && r.params.get("bg_apps") == Some(&floe_core::Param::Int(n as i64))
-                                } else {
-                                    evaluation(r, dev, wl, n)
-                                }
+                                && r.device == dev
+                                && r.workload == *wl
+                                && crate::killer_replaced(r)
+                                && r.params.get("bg_apps") == Some(&floe_core::Param::Int(n as i64))
                         },
                         f,
                     )
                 })
                 .sum()
         };
-        [sum("ice", &reclaims), sum("ice-plus", &reclaims), sum("ice", &refaults), sum("ice-plus", &refaults)]
-    };
-    let mut under = [[0.0; 4]; 2]; // [psi, minfree]
-    for (dev, n) in DEVICES {
-        let (own_psi, killer) = if dev == "pixel3" { (true, "minfree") } else { (false, "lmkd psi") };
-        let (own, other) = (totals(dev, n, false), totals(dev, n, true));
+        let v = [sum("ice", &reclaims), sum("ice-plus", &reclaims), sum("ice", &refaults), sum("ice-plus", &refaults)];
         for i in 0..4 {
-            under[own_psi as usize ^ 1][i] += own[i];
-            under[own_psi as usize][i] += other[i];
+            sums[i] += v[i];
         }
-        t.rows.push(Comparison {
-            label: format!("{dev} ({killer}) ice-plus reclaims as % of ice's"),
-            paper: None,
-            ours: share(other[0], other[1]),
-        });
-        t.rows.push(Comparison {
-            label: format!("{dev} ({killer}) ice-plus refaults as % of ice's"),
-            paper: None,
-            ours: share(other[2], other[3]),
-        });
+        t.rows.push(Comparison { label: format!("{dev} ice-plus reclaims as % of ice's"), paper: None, ours: share(v[0], v[1]) });
+        t.rows.push(Comparison { label: format!("{dev} ice-plus refaults as % of ice's"), paper: None, ours: share(v[2], v[3]) });
         for policy in ["ice", "ice-plus"] {
-            let kills = SCENARIOS
-                .iter()
-                .map(|(_, wl)| {
-                    mean_where(
-                        runs,
-                        |r| r.policy == policy && r.device == dev && r.workload == *wl && crate::killer_replaced(r),
-                        |m| m.kills as f64,
-                    )
-                })
-                .sum::<f64>();
             t.rows.push(Comparison {
-                label: format!("{dev} ({killer}) {policy} kills"),
+                label: format!("{dev} {policy} kills"),
                 paper: None,
-                ours: kills / SCENARIOS.len() as f64,
+                ours: sum(policy, &kills) / SCENARIOS.len() as f64,
             });
         }
     }
-    for (k, killer) in ["lmkd psi", "minfree"].iter().enumerate() {
-        let u = under[k];
-        t.rows.push(Comparison {
-            label: format!("both phones with {killer}: ice-plus reclaims as % of ice's"),
-            paper: Some(paper::ICE_PLUS_SHARE_PCT.0),
-            ours: share(u[0], u[1]),
-        });
-        t.rows.push(Comparison {
-            label: format!("both phones with {killer}: ice-plus refaults as % of ice's"),
-            paper: Some(paper::ICE_PLUS_SHARE_PCT.1),
-            ours: share(u[2], u[3]),
-        });
-    }
+    t.rows.push(Comparison {
+        label: "ice-plus reclaims as % of ice's".into(),
+        paper: Some(paper::ICE_PLUS_SHARE_PCT.0),
+        ours: share(sums[0], sums[1]),
+    });
+    t.rows.push(Comparison {
+        label: "ice-plus refaults as % of ice's".into(),
+        paper: Some(paper::ICE_PLUS_SHARE_PCT.1),
+        ours: share(sums[2], sums[3]),
+    });
     t
 }
 
@@ -1185,16 +1160,16 @@ mod tests {
         assert_eq!(t.row("ice-plus refaults as % of ice's").ours, 75.0);
     }
 
-    /// The what-if runs (each phone with the other's killer) stay out of Table 6 and
-    /// fill their own table, whose summaries put each killer's runs of both phones
-    /// together.
+    /// The what-if runs (lmkd's PSI mode on both phones) stay out of Table 6 and fill
+    /// their own table.
     #[test]
-    fn runs_with_the_other_killer_fill_only_the_what_if_table() {
+    fn runs_with_another_killer_fill_only_the_what_if_table() {
         let mut runs = Vec::new();
         for (dev, n) in DEVICES {
             for (_, wl) in SCENARIOS {
-                // Own killer: Ice+ takes as much as Ice; the other killer: half, and kills.
-                for (replaced, plus) in [(false, 1000), (true, 500)] {
+                // Own killer: Ice+ takes as much as Ice; lmkd's PSI mode: half (the
+                // Pixel 3) or a quarter (the P20), and kills.
+                for (replaced, plus) in [(false, 1000), (true, if dev == "pixel3" { 500 } else { 250 })] {
                     for (policy, reclaims) in [("ice", 1000), ("ice-plus", plus)] {
                         let mut r = record(wl, n as i64, Some(false), 0.0, 0.0);
                         (r.policy, r.device) = (policy.into(), dev.into());
@@ -1208,15 +1183,13 @@ mod tests {
                 }
             }
         }
-        assert_eq!(table6(&runs).row("ice-plus reclaims as % of ice's").ours, 100.0, "Table 6 has its own killer's runs only");
-        let t = table6_other_killer(&runs);
-        assert_eq!(t.row("p20 (lmkd psi) ice-plus reclaims as % of ice's").ours, 50.0);
-        assert_eq!(t.row("pixel3 (minfree) ice-plus refaults as % of ice's").ours, 50.0);
-        assert_eq!(t.row("p20 (lmkd psi) ice kills").ours, 2.0);
-        // Each killer's summary: one phone's own runs (100 %) and the other's what-if (50 %).
-        assert_eq!(t.row("both phones with lmkd psi: ice-plus reclaims as % of ice's").ours, 75.0);
-        assert_eq!(t.row("both phones with minfree: ice-plus refaults as % of ice's").ours, 75.0);
-        assert_eq!(t.row("both phones with minfree: ice-plus refaults as % of ice's").paper, Some(87.34));
+        assert_eq!(table6(&runs).row("ice-plus reclaims as % of ice's").ours, 100.0, "Table 6 has each device's own killer's runs only");
+        let t = table6_psi(&runs);
+        assert_eq!(t.row("pixel3 ice-plus reclaims as % of ice's").ours, 50.0);
+        assert_eq!(t.row("p20 ice-plus refaults as % of ice's").ours, 25.0);
+        assert_eq!(t.row("p20 ice kills").ours, 2.0);
+        assert_eq!(t.row("ice-plus reclaims as % of ice's").ours, 37.5);
+        assert_eq!(t.row("ice-plus refaults as % of ice's").paper, Some(87.34));
     }
 
     #[test]

@@ -155,7 +155,7 @@ pub fn run() -> Vec<Verdict> {
         "lmkd psi",
         crate::daemon::lmkd_triggers().map(|(_, _, w)| {
             if w == Duration::from_secs(1) {
-                "lmkd's triggers armed (some 70 ms and 100 ms per 1 s), for lmkd = \"psi\"".into()
+                "lmkd's triggers armed (some 70 ms and 100 ms per 1 s), for lmkd = \"psi\" or \"psi-minfree\"".into()
             } else {
                 format!("lmkd's triggers armed on {} s windows (some 140 ms and 200 ms): the kernel refuses 1 s windows without CAP_SYS_RESOURCE", w.as_secs())
             }

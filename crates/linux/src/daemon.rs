@@ -96,12 +96,14 @@ pub struct Config {
     #[serde(default = "default_minfree")]
     pub minfree_mib: Vec<(i32, f64)>,
     /// Which killer runs for policies that keep Android's: "minfree" (the table above,
-    /// each sample) or "psi", Android 10 lmkd's default: triggers on
-    /// /proc/pressure/memory (some 70 ms and 100 ms per 1 s); a low event records free
-    /// memory, a medium one kills the highest oom_adj of 800 or more (least recently
-    /// used first) while free memory is below what low pressure saw, re-checked every
-    /// 10 ms for a second. The table is then not used. Free memory is what policies see
-    /// (MemAvailable, or what is left of the budget), where lmkd reads MemFree.
+    /// each sample); "psi", Android 10 lmkd's default: triggers on /proc/pressure/memory
+    /// (some 70 ms and 100 ms per 1 s); a low event records free memory, a medium one
+    /// kills the highest oom_adj of 800 or more (least recently used first) while free
+    /// memory is below what low pressure saw, re-checked every 10 ms for a second, the
+    /// table unused; or "psi-minfree", lmkd with use_minfree_levels as Pixels set it: the
+    /// same triggers and polls, each checking the table (the largest app at the highest
+    /// adj it allows dies). Free memory is what policies see (MemAvailable, or what is
+    /// left of the budget), where lmkd reads MemFree.
     #[serde(default)]
     pub lmkd: LmkdMode,
     /// Adopt an existing app layout instead of making groups: a directory of the
@@ -473,14 +475,17 @@ struct PsiLmkd {
     medium: PsiTrigger,
     /// The triggers' window: lmkd's 1 s, or 2 s where the kernel refuses 1 s.
     window: Duration,
+    /// `use_minfree_levels` (`lmkd = "psi-minfree"`): events and polls check the minfree
+    /// table and kill the largest app at the highest adj it allows.
+    minfree_levels: bool,
     seen: LowPressure,
     poll: Option<(PsiLevel, Instant)>,
 }
 
 impl PsiLmkd {
-    fn new() -> Result<PsiLmkd> {
+    fn new(minfree_levels: bool) -> Result<PsiLmkd> {
         let (low, medium, window) = lmkd_triggers()?;
-        Ok(PsiLmkd { low, medium, window, seen: LowPressure::default(), poll: None })
+        Ok(PsiLmkd { low, medium, window, minfree_levels, seen: LowPressure::default(), poll: None })
     }
 }
 
@@ -838,6 +843,24 @@ impl Daemon {
         self.refresh_meminfo();
         let free = self.meminfo.free;
         let Some(l) = self.psi_lmkd.as_mut() else { return };
+        if l.minfree_levels {
+            if event {
+                self.stay_busy(BUSY_AFTER_PRESSURE);
+            }
+            let Some(min_adj) = lmk_level(&self.lmk_levels, free) else { return };
+            let infos: Vec<AppInfo> = self.apps().into_iter().filter_map(|id| self.app(id)).collect();
+            if let Some(v) = stock_victim(&infos, self.fg, min_adj) {
+                self.log(&format!(
+                    "lmkd: {} memory pressure, {} MiB free, below the minfree level of adj {min_adj}: killing {}",
+                    format!("{level:?}").to_lowercase(),
+                    free.0 / 256,
+                    self.apps[v.0 as usize].rule.name
+                ));
+                self.apply(Action::Kill(vec![v]));
+                self.sample(false);
+            }
+            return;
+        }
         match level {
             PsiLevel::Low => {
                 let first = l.seen.max_free().is_none();
@@ -1420,20 +1443,22 @@ impl Daemon {
         let listener = UnixListener::bind(&self.cfg.socket).map_err(crate::io_err(&self.cfg.socket))?;
         listener.set_nonblocking(true).map_err(crate::io_err(&self.cfg.socket))?;
         let psi = PsiTrigger::new("/proc/pressure/memory", false, Duration::from_millis(150), crate::check::PSI_WINDOW)?;
-        if self.cfg.lmkd == LmkdMode::Psi {
+        if self.cfg.lmkd.on_psi() {
+            let name = self.cfg.lmkd.name();
             if self.setup.lmk == LmkMode::Android && self.setup.kill_threshold.is_none() {
-                let l = PsiLmkd::new()?;
+                let l = PsiLmkd::new(self.cfg.lmkd == LmkdMode::PsiMinfree)?;
                 self.log(&format!(
-                    "lmkd: PSI mode (Android 10's defaults{}); the minfree table is not used",
+                    "lmkd: PSI mode{} ({name}){}",
                     if l.window > Duration::from_nanos(lmkd::PSI_WINDOW.0) {
                         ", on 2 s windows: the kernel refuses 1 s without CAP_SYS_RESOURCE"
                     } else {
                         ""
-                    }
+                    },
+                    if l.minfree_levels { "; events check the minfree table" } else { "; the minfree table is not used" }
                 ));
                 self.psi_lmkd = Some(l);
             } else {
-                self.log(&format!("lmkd = \"psi\" ignored: policy {} chooses its own victims", self.cfg.policy));
+                self.log(&format!("lmkd = \"{name}\" ignored: policy {} chooses its own victims", self.cfg.policy));
             }
         }
         let sample = Duration::from_millis(self.cfg.sample_ms);

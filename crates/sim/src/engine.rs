@@ -726,8 +726,8 @@ impl Sim {
         if let Some(w) = opts.bg_window_s {
             params.insert("bg_window_s".to_string(), Param::Float(w));
         }
-        if device.memory.lmkd == LmkdMode::Psi {
-            params.insert("lmkd".to_string(), Param::Text("psi".into()));
+        if device.memory.lmkd.on_psi() {
+            params.insert("lmkd".to_string(), Param::Text(device.memory.lmkd.name().into()));
         }
         let mut sim = Sim {
             now: Nanos::ZERO,
@@ -796,8 +796,8 @@ impl Sim {
             sim.minfree = vec![(1, t.0 as i64)];
             sim.lmk_free_only = true;
         }
-        if device.memory.lmkd == LmkdMode::Psi && sim.setup.lmk == LmkMode::Android && sim.setup.kill_threshold.is_none() {
-            sim.psi = Some(psi::Lmkd::default());
+        if device.memory.lmkd.on_psi() && sim.setup.lmk == LmkMode::Android && sim.setup.kill_threshold.is_none() {
+            sim.psi = Some(psi::Lmkd::new(device.memory.lmkd == LmkdMode::PsiMinfree));
             sim.push(psi::CHECK, Ev::Psi);
         }
         sim.push(Nanos::ZERO, Ev::Step);

@@ -379,8 +379,7 @@ fn policies_hear_events_and_their_actions_take_effect() {
 /// Ice §6.1 and Fig. 11, the part the model reproduces: with eight background apps on
 /// the P20, Ice cuts background refaults (the paper: by 40-58 %) and reclaims (to
 /// 70.7 %) against LRU+CFS, and Acclaim's FG-aware eviction lowers foreground refaults
-/// where the foreground has any (the game on the P20; on the Pixel 3, lmkd's PSI mode
-/// kills background apps before the game's own pages go). Summed over background draws.
+/// where the foreground has any (the game on the Pixel 3). Summed over background draws.
 #[test]
 fn ice_family_cuts_refaults_and_acclaim_protects_the_foreground() {
     let sum = |device: &str, workload: &str, policy: &str| {
@@ -400,9 +399,11 @@ fn ice_family_cuts_refaults_and_acclaim_protects_the_foreground() {
     assert!(ice.0 * 4 < lru.0 * 3, "Ice BG refaults {} vs LRU+CFS {}: less than a quarter cut", ice.0, lru.0);
     assert!(ice.1 < lru.1, "Ice reclaims {} vs LRU+CFS {}", ice.1, lru.1);
     assert!(ice.3 > 0 && lru.3 == 0);
-    let lru = sum("p20", "ice-game", "lru-cfs");
-    let acclaim = sum("p20", "ice-game", "acclaim");
+    let lru = sum("pixel3", "ice-game", "lru-cfs");
+    let acclaim = sum("pixel3", "ice-game", "acclaim");
     assert!(lru.2 > 1_000, "the game needs foreground refaults to begin with: {lru:?}");
+    // When the game alone nearly fills the Pixel 3, FG-aware eviction still has to take
+    // foreground pages once nothing else is left: it halves them rather than ending them.
     assert!(acclaim.2 * 2 < lru.2, "Acclaim FG refaults {} vs LRU+CFS {}", acclaim.2, lru.2);
 }
 

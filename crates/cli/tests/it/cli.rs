@@ -129,7 +129,8 @@ fn list_names_every_contract_policy_device_and_workload() {
         assert!(s.lines().any(|l| l.starts_with(d)), "{d} not listed");
     }
     // Each device says which killer it runs.
-    assert!(s.lines().any(|l| l.starts_with("pixel3 ") && l.contains(" lmkd psi ")), "{s}");
+    assert!(s.lines().any(|l| l.starts_with("pixel3 ") && l.contains(" psi-minfree ")), "{s}");
+    assert!(s.lines().any(|l| l.starts_with("pixel3a ") && l.contains(" psi ")), "{s}");
     assert!(s.lines().any(|l| l.starts_with("p20 ") && l.contains(" minfree ")), "{s}");
     let s = String::from_utf8_lossy(&floe(&["list", "workloads"]).stdout).to_string();
     for w in ["ice-video-call", "seal-30apps", "smartlmk-256", "asap-seq1", "selective-c"] {

@@ -778,12 +778,24 @@ fn a_clean_stop_removes_floes_empty_groups_and_keeps_busy_ones() {
 
 #[test]
 fn lmkd_psi_mode_kills_cached_apps_on_memory_stalls_not_by_minfree() {
+    lmkd_kills_cached_apps_on_memory_stalls("psi");
+}
+
+#[test]
+fn lmkd_with_minfree_levels_kills_cached_apps_on_memory_stalls_only() {
+    lmkd_kills_cached_apps_on_memory_stalls("psi-minfree");
+}
+
+/// lmkd (`mode`: "psi" or "psi-minfree") kills the cached apps on memory stalls, never
+/// between events, and never the foreground app or a process that is not floe's.
+fn lmkd_kills_cached_apps_on_memory_stalls(mode: &str) {
     let _alone = crate::alone();
     // zram swap, so the stressor's pages are swapped and refault: memory stalls.
-    let mut it = itest("psi", true);
+    let mut it = itest(mode, true);
     // A 300 MiB budget and a minfree level the budget is always below: the minfree
-    // killer would act at every sample; lmkd in PSI mode acts on memory stalls only.
-    it.config("android-lmk", &["top", "a", "b"], "memory_limit_mib = 300\nminfree_mib = [[900, 290]]\nlmkd = \"psi\"\n");
+    // killer would act at every sample; lmkd acts on memory stalls only (under
+    // psi-minfree the level then decides, under psi free memory against low pressure's).
+    it.config("android-lmk", &["top", "a", "b"], &format!("memory_limit_mib = 300\nminfree_mib = [[900, 290]]\nlmkd = \"{mode}\"\n"));
     let Itest { tag, mem, sock, cfg, mut c, .. } = it;
     let go = PathBuf::from(format!("/tmp/{tag}.go"));
     let stress_go = PathBuf::from(format!("/tmp/{tag}.stress"));
@@ -823,18 +835,20 @@ fn lmkd_psi_mode_kills_cached_apps_on_memory_stalls_not_by_minfree() {
     std::fs::write(&stress_go, "").unwrap();
     wait_for("both cached apps killed by lmkd", Duration::from_secs(30), || !alive(&mut c.procs[2]) && !alive(&mut c.procs[3]));
     let said = log.lock().unwrap().join("\n");
-    assert!(said.contains("lmkd: low memory pressure") && !said.contains(" lmk: "), "{said}");
-    // Every kill is lmkd's, at medium pressure, of a cached app.
+    assert!(!said.contains(" lmk: "), "{said}");
+    if mode == "psi" {
+        assert!(said.contains("lmkd: low memory pressure"), "{said}");
+    }
+    // Every kill is lmkd's (psi: at medium pressure; psi-minfree: below the table's
+    // level), of a cached app.
     let lines: Vec<&str> = said.lines().collect();
     let kills: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].contains(" kill ")).collect();
     assert_eq!(kills.len(), 2, "{said}");
     for i in kills {
         let who = lines[i].rsplit(' ').next().unwrap();
         assert!(who == "a" || who == "b", "{said}");
-        assert!(
-            lines[..i].iter().rev().any(|l| l.contains("lmkd: medium memory pressure") && l.ends_with(&format!("killing {who}"))),
-            "{said}"
-        );
+        let why = if mode == "psi" { "lmkd: medium memory pressure" } else { "below the minfree level of adj 900" };
+        assert!(lines[..i].iter().rev().any(|l| l.contains(why) && l.ends_with(&format!("killing {who}"))), "{said}");
     }
     for (i, who) in [(1, "top, the foreground app"), (4, "the bystander"), (5, "the stressor, not floe's")] {
         assert!(alive(&mut c.procs[i]), "{who} must survive");

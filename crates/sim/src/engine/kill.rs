@@ -18,8 +18,8 @@ impl Sim {
             // No in-kernel killer: lmkd in PSI mode kills on its own events.
             return;
         }
-        let (free, other_free, file) = (self.free(), self.lmk_free(), self.file_lru());
-        let Some(&(min_adj, _)) = self.minfree.iter().find(|&&(_, mf)| other_free < mf && (self.lmk_free_only || file < mf)) else {
+        let free = self.free();
+        let Some(min_adj) = self.minfree_level() else {
             return;
         };
         if self.setup.lmk == LmkMode::Policy {
@@ -33,6 +33,14 @@ impl Sim {
         if let Some(v) = self.pick_victim(min_adj) {
             self.kill(v, KillCause::Lmk);
         }
+    }
+
+    /// The minfree table's verdict: the lowest adj that may die, from the first level
+    /// (ascending adj) that free memory above the reserve and the file cache are both
+    /// below (free memory alone under a policy's kill threshold); None above every level.
+    pub(super) fn minfree_level(&self) -> Option<i32> {
+        let (other_free, file) = (self.lmk_free(), self.file_lru());
+        self.minfree.iter().find(|&&(_, mf)| other_free < mf && (self.lmk_free_only || file < mf)).map(|&(adj, _)| adj)
     }
 
     /// The free memory the LMK compares with minfree. The kernel's lowmemorykiller.c,

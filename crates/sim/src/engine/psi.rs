@@ -39,12 +39,20 @@ pub(super) struct Lmkd {
     /// The level lmkd polls, and until when.
     poll: Option<(PsiLevel, Nanos)>,
     low: LowPressure,
+    /// `ro.lmk.use_minfree_levels` (with `kill_heaviest_task`): every event and poll
+    /// checks the minfree table instead of the medium level's rule.
+    pub(super) minfree_levels: bool,
     /// Events heard (low, medium) and kills made, for tests and notes.
     pub(super) events: [u64; 2],
     pub(super) kills: u64,
 }
 
 impl Lmkd {
+    /// lmkd in PSI mode; `minfree_levels`: with `ro.lmk.use_minfree_levels`.
+    pub(super) fn new(minfree_levels: bool) -> Lmkd {
+        Lmkd { minfree_levels, ..Default::default() }
+    }
+
     /// A task stalls on memory from `start` to `end`.
     pub(super) fn stall(&mut self, start: Nanos, end: Nanos) {
         if end <= start {
@@ -142,6 +150,16 @@ impl Sim {
     fn lmkd_event(&mut self, level: PsiLevel) {
         let free = Pages(self.free().max(0) as u64);
         let Some(l) = self.psi.as_mut() else { return };
+        if l.minfree_levels {
+            // use_minfree_levels: whatever the level, the minfree table decides (free
+            // memory above the reserve and the file cache against each level), and
+            // kill_heaviest_task takes the largest app at the highest adj.
+            if let Some(v) = self.minfree_level().and_then(|adj| self.pick_victim(adj)) {
+                self.psi.as_mut().expect("checked").kills += 1;
+                self.kill(v, KillCause::Lmk);
+            }
+            return;
+        }
         match level {
             PsiLevel::Low => l.low.record(free),
             PsiLevel::Medium => {
@@ -162,7 +180,7 @@ impl Sim {
 mod tests {
     use super::*;
     use crate::engine::{embedded_sim, RunOptions};
-    use floe_core::AppState;
+    use floe_core::{AppState, LmkdMode};
     use std::cmp::Reverse;
 
     fn ms(x: u64) -> Nanos {
@@ -203,12 +221,16 @@ mod tests {
         assert_eq!(l.events, [2, 2]);
     }
 
-    /// The Pixel 3 (lmkd in PSI mode) in Ice's game scenario, run until at least three
-    /// cached apps are alive.
-    fn pixel3_with_cached_apps() -> Sim {
+    /// The Pixel 3 with lmkd in `mode` in Ice's game scenario, run until at least
+    /// three cached apps are alive.
+    fn pixel3_with_cached_apps(mode: LmkdMode) -> Sim {
         let opts = RunOptions { seed: 1, bg_apps: Some(6), draw_bg: true, ..Default::default() };
-        let mut sim = embedded_sim("pixel3", "ice-game", "lru-cfs", &opts);
-        assert!(sim.psi.is_some(), "the Pixel 3's file says lmkd = psi");
+        let cat = crate::config::Catalog::embedded().unwrap();
+        let wl = crate::config::Workload::load("ice-game", &cat).unwrap();
+        let mut dev = crate::config::Device::load("pixel3").unwrap();
+        dev.memory.lmkd = mode;
+        let mut sim = Sim::new(&dev, &wl, &cat, floe_policies::make("lru-cfs").unwrap(), &opts);
+        assert!(sim.psi.is_some(), "lmkd listens to PSI in {mode:?}");
         let mut t = Nanos::from_secs_f64(5.0);
         while sim.apps.iter().filter(|a| a.state == AppState::Cached).count() < 3 {
             assert!(sim.run_until(t), "the run ended before three apps were cached");
@@ -223,7 +245,7 @@ mod tests {
 
     #[test]
     fn lmkd_kills_on_a_medium_event_not_by_the_minfree_table() {
-        let mut sim = pixel3_with_cached_apps();
+        let mut sim = pixel3_with_cached_apps(LmkdMode::Psi);
         let before = alive(&sim);
         // Free memory under every minfree level: the table's killer would act, lmkd
         // in PSI mode has no such rule.
@@ -257,6 +279,36 @@ mod tests {
         assert_eq!(after.len(), before.len() - 1, "one kill per event");
         assert!(!after.contains(&want), "the victim is app {want}");
         assert_eq!(sim.psi.as_ref().unwrap().kills, 1);
+    }
+
+    /// With use_minfree_levels (the Pixel 3's Android 10 setting) lmkd still waits for a
+    /// PSI event, and then the minfree table decides: the largest app at the highest adj.
+    #[test]
+    fn with_minfree_levels_an_event_kills_by_the_minfree_table() {
+        let mut sim = pixel3_with_cached_apps(LmkdMode::PsiMinfree);
+        let before = alive(&sim);
+        // Free memory and the file cache under one level for cached apps (adj 900).
+        sim.usable = sim.resident() + sim.zram_pool_pages() + sim.writeback + 1;
+        sim.minfree = vec![(900, sim.file_lru() + 1)];
+        assert_eq!(sim.minfree_level(), Some(900));
+        sim.lmk();
+        assert_eq!(alive(&sim), before, "no kill outside lmkd's events");
+        // A low event is enough: the table, not the level, decides; the victim is the
+        // largest app at the highest adj (kill_heaviest_task).
+        let want = before
+            .iter()
+            .copied()
+            .filter(|&i| sim.fg != Some(i) && sim.apps[i as usize].oom_adj >= 900)
+            .max_by_key(|&i| (sim.apps[i as usize].oom_adj, sim.rss(i)))
+            .expect("a cached app");
+        let now = sim.now;
+        let l = sim.psi.as_mut().unwrap();
+        (l.fired, l.poll) = ([None; 2], None);
+        l.stall(Nanos(now.0 - Nanos::from_ms(80).0), now);
+        sim.psi_check();
+        let after = alive(&sim);
+        assert_eq!(after.len(), before.len() - 1, "one kill per event");
+        assert!(!after.contains(&want), "the victim is app {want}");
     }
 
     #[test]

@@ -1089,7 +1089,7 @@ mod tests {
             ("p20", "seq_write_mib_s = 248.0", "seq_write_mib_s = 0.001", "flash.seq_write_mib_s", "1 MiB/s"),
             ("p20", "compress_us_per_page = 10.0", "compress_us_per_page = 1e9", "zram.compress_us_per_page", "10 ms"),
             ("galaxy-nexus", "shared_rss_mib = 29.3", "shared_rss_mib = 1e6", "memory.shared_rss_mib", "system's share"),
-            ("pixel3", "lmkd = \"psi\"", "lmkd = \"vmpressure\"", "memory.lmkd", "`minfree` or `psi`"),
+            ("pixel3", "lmkd = \"psi-minfree\"", "lmkd = \"vmpressure\"", "memory.lmkd", "`psi-minfree`"),
         ] {
             let src = edited(&format!("devices/{dev}.toml"), from, to);
             let e = Device::parse("d.toml", &src).unwrap_err();

@@ -726,9 +726,6 @@ impl Sim {
         if let Some(w) = opts.bg_window_s {
             params.insert("bg_window_s".to_string(), Param::Float(w));
         }
-        if device.memory.lmkd.on_psi() {
-            params.insert("lmkd".to_string(), Param::Text(device.memory.lmkd.name().into()));
-        }
         let mut sim = Sim {
             now: Nanos::ZERO,
             seq: 0,
@@ -798,6 +795,8 @@ impl Sim {
         }
         if device.memory.lmkd.on_psi() && sim.setup.lmk == LmkMode::Android && sim.setup.kill_threshold.is_none() {
             sim.psi = Some(psi::Lmkd::new(device.memory.lmkd == LmkdMode::PsiMinfree));
+            // Recorded where lmkd runs (not where a policy switches the killer off).
+            sim.params.insert("lmkd".to_string(), Param::Text(device.memory.lmkd.name().into()));
             sim.push(psi::CHECK, Ev::Psi);
         }
         sim.push(Nanos::ZERO, Ev::Step);

@@ -57,6 +57,9 @@ pub const LOW_SOME: Nanos = Nanos::from_ms(70);
 pub const MEDIUM_SOME: Nanos = Nanos::from_ms(100);
 /// PSI_POLL_PERIOD_MS: after an event lmkd re-runs its handler this often for a window.
 pub const POLL: Nanos = Nanos::from_ms(10);
+/// `ro.lmk.kill_timeout_ms` as Pixels set it with use_minfree_levels (`psi-minfree`):
+/// events within this long of a kill are skipped while the victim is still dying.
+pub const KILL_TIMEOUT_MINFREE_LEVELS: Nanos = Nanos::from_ms(100);
 /// `ro.lmk.medium`'s default: the lowest oom_score_adj a medium-pressure kill may take.
 pub const MEDIUM_MIN_ADJ: i32 = 800;
 

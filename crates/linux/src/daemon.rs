@@ -102,7 +102,7 @@ pub struct Config {
     /// memory is below what low pressure saw, re-checked every 10 ms for a second, the
     /// table unused; or "psi-minfree", lmkd with use_minfree_levels as Pixels set it: the
     /// same triggers and polls, each checking the table (the largest app at the highest
-    /// adj it allows dies). Free memory is what policies see (MemAvailable, or what is
+    /// adj it allows dies; for 100 ms after a kill, not while the victim is dying). Free memory is what policies see (MemAvailable, or what is
     /// left of the budget), where lmkd reads MemFree.
     #[serde(default)]
     pub lmkd: LmkdMode,
@@ -480,12 +480,14 @@ struct PsiLmkd {
     minfree_levels: bool,
     seen: LowPressure,
     poll: Option<(PsiLevel, Instant)>,
+    /// The last kill (`psi-minfree`'s kill timeout): when, and whom.
+    last_kill: Option<(Instant, AppId)>,
 }
 
 impl PsiLmkd {
     fn new(minfree_levels: bool) -> Result<PsiLmkd> {
         let (low, medium, window) = lmkd_triggers()?;
-        Ok(PsiLmkd { low, medium, window, minfree_levels, seen: LowPressure::default(), poll: None })
+        Ok(PsiLmkd { low, medium, window, minfree_levels, seen: LowPressure::default(), poll: None, last_kill: None })
     }
 }
 
@@ -844,8 +846,14 @@ impl Daemon {
         let free = self.meminfo.free;
         let Some(l) = self.psi_lmkd.as_mut() else { return };
         if l.minfree_levels {
+            let dying = l.last_kill.filter(|(t, _)| t.elapsed() < Duration::from_nanos(lmkd::KILL_TIMEOUT_MINFREE_LEVELS.0));
             if event {
                 self.stay_busy(BUSY_AFTER_PRESSURE);
+            }
+            // kill_timeout_ms: while the last victim is still dying, its memory is not
+            // back yet; lmkd skips the event (is_kill_pending).
+            if dying.is_some_and(|(_, v)| !self.apps[v.0 as usize].group.pids().unwrap_or_default().is_empty()) {
+                return;
             }
             let Some(min_adj) = lmk_level(&self.lmk_levels, free) else { return };
             let infos: Vec<AppInfo> = self.apps().into_iter().filter_map(|id| self.app(id)).collect();
@@ -857,6 +865,9 @@ impl Daemon {
                     self.apps[v.0 as usize].rule.name
                 ));
                 self.apply(Action::Kill(vec![v]));
+                if let Some(l) = self.psi_lmkd.as_mut() {
+                    l.last_kill = Some((Instant::now(), v));
+                }
                 self.sample(false);
             }
             return;

@@ -834,6 +834,9 @@ fn lmkd_kills_cached_apps_on_memory_stalls(mode: &str) {
     c.procs.push(stressor);
     std::fs::write(&stress_go, "").unwrap();
     wait_for("both cached apps killed by lmkd", Duration::from_secs(30), || !alive(&mut c.procs[2]) && !alive(&mut c.procs[3]));
+    // A victim may be gone before the daemon's line about it reaches the log reader.
+    let logged_kills = |log: &Mutex<Vec<String>>| log.lock().unwrap().iter().filter(|l| l.contains(" kill ")).count();
+    wait_for("both kills logged", Duration::from_secs(5), || logged_kills(&log) >= 2);
     let said = log.lock().unwrap().join("\n");
     assert!(!said.contains(" lmk: "), "{said}");
     if mode == "psi" {

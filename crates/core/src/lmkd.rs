@@ -70,6 +70,24 @@ pub enum PsiLevel {
     Medium,
 }
 
+/// lmkd's main loop at one wakeup: the handlers to run, and the window of polls.
+/// Events (`fired`) run their own levels and open a window of polls of the last one,
+/// ending at `until`; with no event, the open window's level is polled while it lasts.
+/// Generic over the clock (simulated time, or the daemon's `Instant`).
+pub fn handlers<T: PartialOrd + Copy>(poll: &mut Option<(PsiLevel, T)>, fired: &[PsiLevel], now: T, until: T) -> Vec<PsiLevel> {
+    if let Some(&last) = fired.last() {
+        *poll = Some((last, until));
+        return fired.to_vec();
+    }
+    match *poll {
+        Some((level, end)) if now < end => vec![level],
+        _ => {
+            *poll = None;
+            vec![]
+        }
+    }
+}
+
 /// `low_pressure_mem.max_nr_free_pages`: the free memory seen at low-pressure events,
 /// and the gate a kill must pass.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -125,6 +143,18 @@ mod tests {
         assert!(!l.may_kill(Pages(1090)));
         l.record(Pages(500)); // lower: the maximum stays
         assert_eq!(l.max_free(), Some(Pages(1090)));
+    }
+
+    #[test]
+    fn an_event_runs_its_level_and_opens_a_window_of_polls_of_the_last() {
+        let mut poll = None;
+        assert!(handlers(&mut poll, &[], 0, 100).is_empty(), "nothing fired, no window open");
+        assert_eq!(handlers(&mut poll, &[PsiLevel::Low, PsiLevel::Medium], 0, 100), vec![PsiLevel::Low, PsiLevel::Medium]);
+        assert_eq!(handlers(&mut poll, &[], 10, 110), vec![PsiLevel::Medium], "polls the last event's level");
+        assert_eq!(handlers(&mut poll, &[PsiLevel::Low], 50, 150), vec![PsiLevel::Low], "a new event opens a new window");
+        assert_eq!(handlers(&mut poll, &[], 149, 249), vec![PsiLevel::Low]);
+        assert!(handlers(&mut poll, &[], 150, 250).is_empty(), "the window is over");
+        assert_eq!(poll, None);
     }
 
     #[test]

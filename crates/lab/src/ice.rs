@@ -107,11 +107,17 @@ fn mean(runs: &[RunRecord], dev: &str, wl: &str, policy: &str, bg: usize, f: imp
 /// An evaluation run (background apps drawn, no balloon) of this device, workload and
 /// background count, any policy.
 fn evaluation(r: &RunRecord, dev: &str, wl: &str, bg: usize) -> bool {
+    evaluation_with_killer(r, dev, wl, bg, false)
+}
+
+/// An evaluation run with the device's own killer (`replaced` false) or another
+/// (`RunSpec::lmkd`: Table 6's what-if).
+fn evaluation_with_killer(r: &RunRecord, dev: &str, wl: &str, bg: usize, replaced: bool) -> bool {
     r.device == dev
         && r.workload == wl
         && r.params.get("bg_apps") == Some(&floe_core::Param::Int(bg as i64))
         && !motivation(r)
-        && !crate::killer_replaced(r)
+        && crate::killer_replaced(r) == replaced
 }
 
 /// A run of the §2.2 motivation cases: Fig. 1's fixed background set, or memtester.
@@ -835,18 +841,28 @@ fn table6(runs: &[RunRecord]) -> Table {
             ours: 100.0 * ours_above[k] as f64 / rows as f64,
         });
     }
-    let share = |a: f64, b: f64| if a > 0.0 { 100.0 * b / a } else { 0.0 };
-    t.rows.push(Comparison {
-        label: "ice-plus reclaims as % of ice's".into(),
-        paper: Some(paper::ICE_PLUS_SHARE_PCT.0),
-        ours: share(sums[0], sums[1]),
-    });
-    t.rows.push(Comparison {
-        label: "ice-plus refaults as % of ice's".into(),
-        paper: Some(paper::ICE_PLUS_SHARE_PCT.1),
-        ours: share(sums[2], sums[3]),
-    });
+    t.rows.extend(ice_plus_shares("", sums));
     t
+}
+
+/// Ice+'s reclaims and refaults as a share of Ice's, from `sums` [ice reclaims, ice-plus
+/// reclaims, ice refaults, ice-plus refaults]; rows labelled after `prefix`, the
+/// paper's summary beside them where `prefix` is empty (both phones).
+fn ice_plus_shares(prefix: &str, sums: [f64; 4]) -> [Comparison; 2] {
+    let share = |a: f64, b: f64| if a > 0.0 { 100.0 * b / a } else { 0.0 };
+    let paper = |v: f64| prefix.is_empty().then_some(v);
+    [
+        Comparison {
+            label: format!("{prefix}ice-plus reclaims as % of ice's"),
+            paper: paper(paper::ICE_PLUS_SHARE_PCT.0),
+            ours: share(sums[0], sums[1]),
+        },
+        Comparison {
+            label: format!("{prefix}ice-plus refaults as % of ice's"),
+            paper: paper(paper::ICE_PLUS_SHARE_PCT.1),
+            ours: share(sums[2], sums[3]),
+        },
+    ]
 }
 
 /// Table 6's summary with both phones running Android 10 lmkd's default PSI mode (a
@@ -859,35 +875,19 @@ fn table6_psi(runs: &[RunRecord]) -> Table {
         unit: "percent; kills per run".into(),
         rows: vec![],
     };
-    let share = |a: f64, b: f64| if a > 0.0 { 100.0 * b / a } else { 0.0 };
     let reclaims = |m: &Metrics| m.reclaimed_pages as f64;
     let kills = |m: &Metrics| m.kills as f64;
     let mut sums = [0.0; 4];
     for (dev, n) in DEVICES {
+        // Summed over the scenarios: each one's mean over draws.
         let sum = |policy: &str, f: &dyn Fn(&Metrics) -> f64| -> f64 {
-            SCENARIOS
-                .iter()
-                .map(|(_, wl)| {
-                    mean_where(
-                        runs,
-                        |r| {
-                            r.policy == policy
-                                && r.device == dev
-                                && r.workload == *wl
-                                && crate::killer_replaced(r)
-                                && r.params.get("bg_apps") == Some(&floe_core::Param::Int(n as i64))
-                        },
-                        f,
-                    )
-                })
-                .sum()
+            SCENARIOS.iter().map(|(_, wl)| mean_where(runs, |r| r.policy == policy && evaluation_with_killer(r, dev, wl, n, true), f)).sum()
         };
         let v = [sum("ice", &reclaims), sum("ice-plus", &reclaims), sum("ice", &refaults), sum("ice-plus", &refaults)];
         for i in 0..4 {
             sums[i] += v[i];
         }
-        t.rows.push(Comparison { label: format!("{dev} ice-plus reclaims as % of ice's"), paper: None, ours: share(v[0], v[1]) });
-        t.rows.push(Comparison { label: format!("{dev} ice-plus refaults as % of ice's"), paper: None, ours: share(v[2], v[3]) });
+        t.rows.extend(ice_plus_shares(&format!("{dev} "), v));
         for policy in ["ice", "ice-plus"] {
             t.rows.push(Comparison {
                 label: format!("{dev} {policy} kills"),
@@ -896,16 +896,7 @@ fn table6_psi(runs: &[RunRecord]) -> Table {
             });
         }
     }
-    t.rows.push(Comparison {
-        label: "ice-plus reclaims as % of ice's".into(),
-        paper: Some(paper::ICE_PLUS_SHARE_PCT.0),
-        ours: share(sums[0], sums[1]),
-    });
-    t.rows.push(Comparison {
-        label: "ice-plus refaults as % of ice's".into(),
-        paper: Some(paper::ICE_PLUS_SHARE_PCT.1),
-        ours: share(sums[2], sums[3]),
-    });
+    t.rows.extend(ice_plus_shares("", sums));
     t
 }
 

@@ -805,8 +805,7 @@ impl Daemon {
             self.pending.push(Event::LowMemory { min_adj, free });
             return;
         }
-        let infos: Vec<AppInfo> = self.apps().into_iter().filter_map(|id| self.app(id)).collect();
-        let victim = stock_victim(&infos, self.fg, min_adj);
+        let victim = stock_victim(&self.app_infos(), self.fg, min_adj);
         if let Some(v) = victim {
             self.apply(Action::Kill(vec![v]));
             self.sample(false);
@@ -824,17 +823,9 @@ impl Daemon {
             .map(|(l, _)| l)
             .collect();
         let Some(l) = self.psi_lmkd.as_mut() else { return };
-        if let Some(&last) = fired.last() {
-            l.poll = Some((last, now + l.window));
-        } else if l.poll.is_some_and(|(_, until)| now >= until) {
-            l.poll = None;
-        }
-        let polled = l.poll.filter(|_| fired.is_empty()).map(|(level, _)| level);
-        for level in fired.iter().copied() {
-            self.lmkd_event(level, true);
-        }
-        if let Some(level) = polled {
-            self.lmkd_event(level, false);
+        let until = now + l.window;
+        for level in lmkd::handlers(&mut l.poll, &fired, now, until) {
+            self.lmkd_event(level, !fired.is_empty());
         }
     }
 
@@ -844,61 +835,53 @@ impl Daemon {
     fn lmkd_event(&mut self, level: PsiLevel, event: bool) {
         self.refresh_meminfo();
         let free = self.meminfo.free;
+        let Some(minfree_levels) = self.psi_lmkd.as_ref().map(|l| l.minfree_levels) else { return };
+        // An event that may kill: sample fast for a while, as after any pressure.
+        if event && (minfree_levels || level == PsiLevel::Medium) {
+            self.stay_busy(BUSY_AFTER_PRESSURE);
+        }
         let Some(l) = self.psi_lmkd.as_mut() else { return };
-        if l.minfree_levels {
-            let dying = l.last_kill.filter(|(t, _)| t.elapsed() < Duration::from_nanos(lmkd::KILL_TIMEOUT_MINFREE_LEVELS.0));
-            if event {
-                self.stay_busy(BUSY_AFTER_PRESSURE);
-            }
+        // The victim, and why (for the log).
+        let (victim, why) = if minfree_levels {
             // kill_timeout_ms: while the last victim is still dying, its memory is not
             // back yet; lmkd skips the event (is_kill_pending).
-            if dying.is_some_and(|(_, v)| !self.apps[v.0 as usize].group.pids().unwrap_or_default().is_empty()) {
-                return;
+            let timeout = Duration::from_nanos(lmkd::KILL_TIMEOUT_MINFREE_LEVELS.0);
+            if let Some((_, v)) = l.last_kill.filter(|(t, _)| t.elapsed() < timeout) {
+                if !self.apps[v.0 as usize].group.pids().unwrap_or_default().is_empty() {
+                    return;
+                }
             }
             let Some(min_adj) = lmk_level(&self.lmk_levels, free) else { return };
-            let infos: Vec<AppInfo> = self.apps().into_iter().filter_map(|id| self.app(id)).collect();
-            if let Some(v) = stock_victim(&infos, self.fg, min_adj) {
-                self.log(&format!(
-                    "lmkd: {} memory pressure, {} MiB free, below the minfree level of adj {min_adj}: killing {}",
-                    format!("{level:?}").to_lowercase(),
-                    free.0 / 256,
-                    self.apps[v.0 as usize].rule.name
-                ));
-                self.apply(Action::Kill(vec![v]));
-                if let Some(l) = self.psi_lmkd.as_mut() {
-                    l.last_kill = Some((Instant::now(), v));
-                }
-                self.sample(false);
+            let why = format!(
+                "{} memory pressure, {} MiB free, below the minfree level of adj {min_adj}",
+                format!("{level:?}").to_lowercase(),
+                free.0 / 256
+            );
+            (stock_victim(&self.app_infos(), self.fg, min_adj), why)
+        } else if level == PsiLevel::Low {
+            let first = l.seen.max_free().is_none();
+            l.seen.record(free);
+            if first {
+                self.log(&format!("lmkd: low memory pressure, {} MiB free: kills from now on below that", free.0 / 256));
             }
             return;
+        } else {
+            let Some(gate) = l.seen.max_free().filter(|_| l.seen.may_kill(free)) else { return };
+            let why = format!("medium memory pressure, {} MiB free (below {} MiB)", free.0 / 256, gate.0 / 256);
+            (lmkd::psi_victim(&self.app_infos(), self.fg, lmkd::MEDIUM_MIN_ADJ), why)
+        };
+        let Some(v) = victim else { return };
+        self.log(&format!("lmkd: {why}: killing {}", self.apps[v.0 as usize].rule.name));
+        self.apply(Action::Kill(vec![v]));
+        if let Some(l) = self.psi_lmkd.as_mut() {
+            l.last_kill = Some((Instant::now(), v));
         }
-        match level {
-            PsiLevel::Low => {
-                let first = l.seen.max_free().is_none();
-                l.seen.record(free);
-                if first {
-                    self.log(&format!("lmkd: low memory pressure, {} MiB free: kills from now on below that", free.0 / 256));
-                }
-            }
-            PsiLevel::Medium => {
-                let (gate, may_kill) = (l.seen.max_free(), l.seen.may_kill(free));
-                if event {
-                    self.stay_busy(BUSY_AFTER_PRESSURE);
-                }
-                let Some(gate) = gate.filter(|_| may_kill) else { return };
-                let infos: Vec<AppInfo> = self.apps().into_iter().filter_map(|id| self.app(id)).collect();
-                if let Some(v) = lmkd::psi_victim(&infos, self.fg, lmkd::MEDIUM_MIN_ADJ) {
-                    self.log(&format!(
-                        "lmkd: medium memory pressure, {} MiB free (below {} MiB): killing {}",
-                        free.0 / 256,
-                        gate.0 / 256,
-                        self.apps[v.0 as usize].rule.name
-                    ));
-                    self.apply(Action::Kill(vec![v]));
-                    self.sample(false);
-                }
-            }
-        }
+        self.sample(false);
+    }
+
+    /// Every app as policies see it.
+    fn app_infos(&self) -> Vec<AppInfo> {
+        self.apps().into_iter().filter_map(|id| self.app(id)).collect()
     }
 
     /// One line to stdout (the journal under systemd). A closed stdout does not stop

@@ -19,7 +19,7 @@
 //! which in the simulator's workloads is nearly always.
 
 use super::{KillCause, Sim};
-use floe_core::lmkd::{psi_victim, LowPressure, PsiLevel, LOW_SOME, MEDIUM_MIN_ADJ, MEDIUM_SOME, POLL, PSI_WINDOW as WINDOW};
+use floe_core::lmkd::{handlers, psi_victim, LowPressure, PsiLevel, LOW_SOME, MEDIUM_MIN_ADJ, MEDIUM_SOME, POLL, PSI_WINDOW as WINDOW};
 use floe_core::{AppInfo, Nanos, Pages, SystemView};
 
 /// The kernel updates a trigger's window a tenth of a window apart
@@ -129,14 +129,7 @@ impl Sim {
         let now = self.now;
         let Some(l) = self.psi.as_mut() else { return };
         let fired = l.fire(now);
-        if let Some(&last) = fired.last() {
-            l.poll = Some((last, now + WINDOW));
-        }
-        let polled = match l.poll {
-            Some((level, until)) if fired.is_empty() && now < until => Some(level),
-            _ => None,
-        };
-        for level in fired.into_iter().chain(polled) {
+        for level in handlers(&mut l.poll, &fired, now, now + WINDOW) {
             self.lmkd_event(level);
         }
         let next = match self.psi.as_ref().and_then(|l| l.poll) {
@@ -150,28 +143,23 @@ impl Sim {
     fn lmkd_event(&mut self, level: PsiLevel) {
         let free = Pages(self.free().max(0) as u64);
         let Some(l) = self.psi.as_mut() else { return };
-        if l.minfree_levels {
+        let victim = if l.minfree_levels {
             // use_minfree_levels: whatever the level, the minfree table decides (free
             // memory above the reserve and the file cache against each level), and
             // kill_heaviest_task takes the largest app at the highest adj.
-            if let Some(v) = self.minfree_level().and_then(|adj| self.pick_victim(adj)) {
-                self.psi.as_mut().expect("checked").kills += 1;
-                self.kill(v, KillCause::Lmk);
-            }
-            return;
-        }
-        match level {
-            PsiLevel::Low => l.low.record(free),
-            PsiLevel::Medium => {
-                if !l.low.may_kill(free) {
-                    return;
-                }
-                let infos: Vec<AppInfo> = self.apps().into_iter().filter_map(|id| self.app(id)).collect();
-                if let Some(v) = psi_victim(&infos, self.foreground(), MEDIUM_MIN_ADJ) {
-                    self.psi.as_mut().expect("checked").kills += 1;
-                    self.kill(v.0, KillCause::Lmk);
-                }
-            }
+            self.minfree_level().and_then(|adj| self.pick_victim(adj))
+        } else if level == PsiLevel::Low {
+            l.low.record(free);
+            None
+        } else if l.low.may_kill(free) {
+            let infos: Vec<AppInfo> = self.apps().into_iter().filter_map(|id| self.app(id)).collect();
+            psi_victim(&infos, self.foreground(), MEDIUM_MIN_ADJ).map(|v| v.0)
+        } else {
+            None
+        };
+        if let Some(v) = victim {
+            self.psi.as_mut().expect("checked").kills += 1;
+            self.kill(v, KillCause::Lmk);
         }
     }
 }

@@ -498,14 +498,18 @@ fn ice_plus_pages_out_the_frozen_app_first_under_pressure() {
     wait_for("both apps adopted", Duration::from_secs(5), || {
         ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
     });
+    // bg builds its heap as the foreground app (never frozen): a refault of its start-up
+    // pages could otherwise freeze it before it holds any memory to page out.
+    ctl(&sock, &["fg", "bg"]);
     std::fs::write(&go, "").unwrap();
+    let bg_pid = c.procs[2].id();
+    wait_for("bg's heap touched", Duration::from_secs(15), || vm_kb(bg_pid, "RssAnon:") + vm_kb(bg_pid, "VmSwap:") > 36 << 10);
     ctl(&sock, &["fg", "fg"]);
     let bg = v2.join(&tag).join("bg");
     wait_for("bg frozen by Ice+", Duration::from_secs(15), || frozen(&bg));
     let has = |what: &str| log.lock().unwrap().iter().any(|l| l.contains(what));
     wait_for("bg paged out", Duration::from_secs(10), || has("pageout bg (frozen first"));
     assert!(has("cold bg (frozen first)"), "{:?}", log.lock().unwrap());
-    let bg_pid = c.procs[2].id();
     let anon = vm_kb(bg_pid, "RssAnon:");
     eprintln!("bg after its page-out: RssAnon {anon} kB, VmSwap {} kB", vm_kb(bg_pid, "VmSwap:"));
     assert!(anon < 4 << 10, "the frozen app's heap left memory: RssAnon {anon} kB");

@@ -129,11 +129,23 @@ impl LaunchLog {
     }
 }
 
-/// An experiment: a named set of runs.
+/// An experiment: a named set of runs, and the paper's findings checked against them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentRecord {
     pub experiment: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
     pub runs: Vec<RunRecord>,
+}
+
+/// One of a paper's findings, and whether floe's runs show it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The finding in words, with where the paper shows it and its figure.
+    pub claim: String,
+    pub holds: bool,
+    /// floe's figures behind the verdict.
+    pub evidence: String,
 }
 
 /// A run parameter's value.

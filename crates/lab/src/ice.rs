@@ -8,9 +8,9 @@
 //! frame-rate scenario is repeated over background-app draws (seeds), as Ice re-draws
 //! its background apps each round.
 
-use crate::report::{mean_where, paired_cut_stderr, pct_cut, Comparison, Report, Table};
+use crate::report::{against_bar, mean_where, paired_cut_stderr, pct_cut, value, versus, Comparison, Report, Table, Want};
 use crate::RunSpec;
-use floe_core::{Metrics, Nanos, RunRecord};
+use floe_core::{Finding, Metrics, Nanos, RunRecord};
 use floe_sim::SimError;
 
 const DEVICES: [(&str, usize); 2] = [("pixel3", 6), ("p20", 8)];
@@ -575,7 +575,113 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
             ),
         );
     }
-    Report { experiment: "ice".into(), runs, tables: vec![fig1, fig2b, fps, ria, sweep, fig11, t5, t6, t6_psi, fig12], notes }
+    let tables = vec![fig1, fig2b, fps, ria, sweep, fig11, t5, t6, t6_psi, fig12];
+    Report { experiment: "ice".into(), runs, findings: findings(&tables), tables, notes }
+}
+
+/// Ice's findings (§2.2, §6), each checked against the report's tables.
+fn findings(t: &[Table]) -> Vec<Finding> {
+    let v = |title: &str, label: &str| value(t, title, label);
+    // Fig. 9's frame rate of a policy, over both phones' four scenarios.
+    let fps = |policy: &str| {
+        let cells: Vec<f64> = DEVICES
+            .iter()
+            .flat_map(|(dev, _)| SCENARIOS.iter().map(move |(sc, _)| v("Fig. 9: frame rate", &format!("{dev} {sc} {policy}"))))
+            .collect();
+        cells.iter().sum::<f64>() / cells.len() as f64
+    };
+    let cut = |by: &str| SCENARIOS.map(|(sc, _)| v("Fig. 11", &format!("{sc} refaults cut by {by}")));
+    let least = |xs: [f64; 4]| xs.into_iter().fold(f64::INFINITY, f64::min);
+    let mean4 = |xs: [f64; 4]| xs.iter().sum::<f64>() / 4.0;
+    let (ucsg, acclaim) = (fps("ucsg"), fps("acclaim"));
+    let (rival, rival_fps) = if ucsg >= acclaim { ("ucsg", ucsg) } else { ("acclaim", acclaim) };
+    let [p3, p20] = DEVICES;
+    vec![
+        against_bar(
+            "Cached background apps cut the P20's frame rate (Fig. 1, S-A: by 51.7 %)",
+            ("change with Fig. 1's eight apps", v("Fig. 1 ", "S-A BG-apps fps change %")),
+            Want::Below,
+            -1.0,
+            "%",
+        ),
+        against_bar(
+            "Ice raises the Pixel 3's frame rate with the background full of apps (Fig. 10: 1.57 times LRU+CFS's)",
+            ("ice / lru-cfs", v("Fig. 10:", &format!("{} {}B+F fps ice / lru-cfs", p3.0, p3.1))),
+            Want::Above,
+            1.0 + crate::report::MIN_CHANGE,
+            "",
+        ),
+        against_bar(
+            "Ice raises the P20's frame rate with the background full of apps (Fig. 10: 1.44 times LRU+CFS's)",
+            ("ice / lru-cfs", v("Fig. 10:", &format!("{} {}B+F fps ice / lru-cfs", p20.0, p20.1))),
+            Want::Above,
+            1.0 + crate::report::MIN_CHANGE,
+            "",
+        ),
+        versus(
+            "Ice renders more frames than UCSG and Acclaim (Fig. 9: 37.2 fps against 29.3 and 24.1, Pixel 3, S-A)",
+            ("ice", fps("ice")),
+            Want::Above,
+            (rival, rival_fps),
+            "fps, mean of both phones' four scenarios",
+        ),
+        against_bar(
+            "Ice cuts background refaults against LRU+CFS in all four scenarios (Fig. 11: by 40.5 to 57.6 %)",
+            ("least of the four cuts", least(cut("ice"))),
+            Want::Above,
+            1.0,
+            "%",
+        ),
+        against_bar(
+            "Ice cuts reclaims against LRU+CFS (Fig. 11: to 70.7 %)",
+            ("ice's reclaims as a share of lru-cfs's", v("Fig. 11", "ice reclaims as % of lru-cfs (mean)")),
+            Want::Below,
+            99.0,
+            "%",
+        ),
+        against_bar(
+            "UCSG cuts fewer refaults than Ice (Fig. 11: 51.7 % of Ice's cut)",
+            ("ucsg's cut as a share of ice's", v("Fig. 11", "ucsg refault cut as % of ice's")),
+            Want::Below,
+            99.0,
+            "%",
+        ),
+        versus(
+            "Ice cuts more background refaults than Acclaim (Fig. 11)",
+            ("ice's cut", mean4(cut("ice"))),
+            Want::Above,
+            ("acclaim's", mean4(cut("acclaim"))),
+            "%, mean of the four scenarios",
+        ),
+        against_bar(
+            "Ice+ reclaims fewer pages than Ice (Table 6: 85.5 % of Ice's)",
+            ("ice-plus's share of ice's", v("Table 6: Ice+", "ice-plus reclaims as % of ice's")),
+            Want::Below,
+            99.0,
+            "%",
+        ),
+        against_bar(
+            "Ice+ refaults fewer pages than Ice (Table 6: 87.3 % of Ice's)",
+            ("ice-plus's share of ice's", v("Table 6: Ice+", "ice-plus refaults as % of ice's")),
+            Want::Below,
+            99.0,
+            "%",
+        ),
+        against_bar(
+            "Ice cuts app launch time against LRU+CFS (Fig. 12: by 36.6 %)",
+            ("cut", v("Fig. 12", "ice cut of launch time %")),
+            Want::Above,
+            1.0,
+            "%",
+        ),
+        against_bar(
+            "Ice hot-launches more apps than LRU+CFS (Fig. 12: 25 % more)",
+            ("gain", v("Fig. 12", "ice gain in hot launches %")),
+            Want::Above,
+            1.0,
+            "%",
+        ),
+    ]
 }
 
 /// Fig. 1 and Fig. 2(a): what eight cached apps, or memtester holding as much memory,

@@ -217,9 +217,10 @@ pub fn run_experiment(name: &str, quick: bool, progress: Progress) -> Result<Rep
 }
 
 impl Report {
-    /// The JSON form of DESIGN.md: `{"experiment": NAME, "runs": [...]}`.
+    /// The JSON form of DESIGN.md: `{"experiment": NAME, "runs": [...]}`, with the
+    /// paper's findings as floe's runs bear them out (`"findings"`) before the runs.
     pub fn record(&self) -> ExperimentRecord {
-        ExperimentRecord { experiment: self.experiment.clone(), runs: self.runs.clone() }
+        ExperimentRecord { experiment: self.experiment.clone(), findings: self.findings.clone(), runs: self.runs.clone() }
     }
 }
 

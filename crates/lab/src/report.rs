@@ -1,6 +1,6 @@
 //! Experiment reports: tables of our figures beside the paper's, as text for people.
 
-use floe_core::RunRecord;
+use floe_core::{Finding, RunRecord};
 use std::fmt::Write as _;
 
 /// One figure: what it is, the paper's value where the paper publishes one, ours.
@@ -34,8 +34,86 @@ pub struct Report {
     pub experiment: String,
     pub runs: Vec<RunRecord>,
     pub tables: Vec<Table>,
+    /// The paper's findings, each checked against the tables (printed after them).
+    pub findings: Vec<Finding>,
     /// Notes printed under the tables (how the runs were made, what differs).
     pub notes: Vec<String>,
+}
+
+/// A change smaller than this share of what it is measured against counts as none: a
+/// finding that a figure rises or falls needs at least this much (1 %).
+pub const MIN_CHANGE: f64 = 0.01;
+
+/// Which way floe's figure must lie for a finding to hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Want {
+    /// Above the other by at least [`MIN_CHANGE`] of it.
+    Above,
+    /// Below the other by at least [`MIN_CHANGE`] of it.
+    Below,
+    /// Not below the other.
+    AtLeast,
+}
+
+impl Want {
+    fn holds(self, a: f64, b: f64) -> bool {
+        let margin = MIN_CHANGE * b.abs();
+        match self {
+            Want::Above => a > b + margin,
+            Want::Below => a < b - margin,
+            Want::AtLeast => a >= b,
+        }
+    }
+}
+
+/// The finding `claim` holds if floe's `a` lies as `want` says against `b` (each a
+/// label and a figure, in `unit`); the evidence names both. A figure that is n/a
+/// (NaN: no runs to take it from) never holds.
+pub fn versus(claim: impl Into<String>, a: (&str, f64), want: Want, b: (&str, f64), unit: &str) -> Finding {
+    let holds = !a.1.is_nan() && !b.1.is_nan() && want.holds(a.1, b.1);
+    Finding { claim: claim.into(), holds, evidence: format!("{} {} against {} {}{}", a.0, fmt(a.1), b.0, fmt(b.1), unit_suffix(unit)) }
+}
+
+/// The finding `claim` holds if floe's figure (`label`, `value`) lies as `want` says
+/// against the fixed `bar` (a cut of at least 1 %, a ratio at least 1.01 — the bar is
+/// taken as it is, without [`MIN_CHANGE`]).
+pub fn against_bar(claim: impl Into<String>, (label, value): (&str, f64), want: Want, bar: f64, unit: &str) -> Finding {
+    let holds = !value.is_nan()
+        && match want {
+            Want::Above => value > bar,
+            Want::Below => value < bar,
+            Want::AtLeast => value >= bar,
+        };
+    Finding { claim: claim.into(), holds, evidence: format!("{label} {}{}", fmt(value), unit_suffix(unit)) }
+}
+
+/// The finding `claim` that a figure rises (`want` +1) or falls (-1) along a sweep
+/// holds if floe's `trend` (+1, -1, or 0 for no change) is the same.
+pub fn trend(claim: impl Into<String>, what: &str, trend: f64, want: f64) -> Finding {
+    let word = |t: f64| match t {
+        t if t > 0.0 => "rises",
+        t if t < 0.0 => "falls",
+        0.0 => "does not change",
+        _ => "n/a",
+    };
+    Finding { claim: claim.into(), holds: trend == want, evidence: format!("{what} {}", word(trend)) }
+}
+
+fn unit_suffix(unit: &str) -> String {
+    match unit {
+        "" => String::new(),
+        "%" => " %".into(),
+        u => format!(" {u}"),
+    }
+}
+
+/// The figure labelled `label` in the table whose title starts with `title`, or n/a
+/// (NaN) if there is none (a finding built on it then does not hold, and says n/a).
+/// A missing row is a mislabelled finding: debug builds (the tests) stop on it.
+pub fn value(tables: &[Table], title: &str, label: &str) -> f64 {
+    let row = tables.iter().filter(|t| t.title.starts_with(title)).flat_map(|t| &t.rows).find(|r| r.label == label);
+    debug_assert!(row.is_some(), "no row `{label}` in a table titled `{title}...`");
+    row.map_or(f64::NAN, |r| r.ours)
 }
 
 impl Report {
@@ -53,6 +131,19 @@ impl Report {
                     None => ("-".to_string(), "-".to_string()),
                 };
                 writeln!(s, "  {:<w$}  {:>10}  {:>10}  {:>10}", r.label, p, fmt(r.ours), d).unwrap();
+            }
+        }
+        if !self.findings.is_empty() {
+            let held = self.findings.iter().filter(|f| f.holds).count();
+            writeln!(
+                s,
+                "\nThe paper's findings in floe's runs: {held} of {} hold  [a change under {:.0} % counts as none]",
+                self.findings.len(),
+                MIN_CHANGE * 100.0
+            )
+            .unwrap();
+            for f in &self.findings {
+                writeln!(s, "  {:<3}  {} — floe: {}", if f.holds { "yes" } else { "no" }, f.claim, f.evidence).unwrap();
             }
         }
         if !self.notes.is_empty() {
@@ -161,6 +252,7 @@ mod tests {
                     Comparison { label: "c".into(), paper: Some(1.0), ours: f64::NAN },
                 ],
             }],
+            findings: vec![],
             notes: vec!["n".into()],
         };
         let t = r.text();
@@ -168,6 +260,53 @@ mod tests {
         assert!(t.lines().any(|l| l.trim_start().starts_with('b') && l.contains('-')), "{t}");
         assert!(t.contains("note: n"));
         assert!(t.lines().any(|l| l.trim_start().starts_with('c') && l.matches("n/a").count() == 2) && !t.contains("NaN"), "{t}");
+    }
+
+    /// A finding holds only when floe's figure lies the paper's way by at least 1 % of
+    /// what it is set against (`AtLeast`: not below it), and never on n/a.
+    #[test]
+    fn findings_need_the_papers_direction_by_more_than_one_percent() {
+        let f = |a: f64, want, b: f64| versus("c", ("a", a), want, ("b", b), "apps").holds;
+        assert!(f(20.0, Want::Above, 10.0) && !f(10.0, Want::Above, 20.0));
+        assert!(!f(100.5, Want::Above, 100.0), "half a percent is no change");
+        assert!(f(98.0, Want::Below, 100.0) && !f(99.5, Want::Below, 100.0) && !f(101.0, Want::Below, 100.0));
+        assert!(f(-102.0, Want::Below, -100.0) && !f(-100.5, Want::Below, -100.0), "the margin is on the magnitude");
+        assert!(f(15.0, Want::AtLeast, 15.0) && !f(14.9, Want::AtLeast, 15.0));
+        assert!(!f(f64::NAN, Want::Above, 1.0) && !f(1.0, Want::AtLeast, f64::NAN));
+        let e = versus("SEAL caches more", ("seal", 18.25), Want::Above, ("zswap", 21.5), "apps");
+        assert_eq!(e.evidence, "seal 18.25 against zswap 21.50 apps");
+        let bar = |x: f64, want| against_bar("c", ("cut", x), want, 1.0, "%");
+        assert!(bar(1.5, Want::Above).holds && !bar(1.0, Want::Above).holds && !bar(f64::NAN, Want::Above).holds);
+        assert!(bar(0.5, Want::Below).holds && bar(1.0, Want::AtLeast).holds);
+        assert_eq!(bar(33.4, Want::Above).evidence, "cut 33.40 %");
+        let tr = |t: f64| trend("c", "alerts", t, -1.0);
+        assert!(tr(-1.0).holds && !tr(1.0).holds && !tr(0.0).holds && !tr(f64::NAN).holds);
+        assert_eq!((tr(-1.0).evidence.as_str(), tr(0.0).evidence.as_str()), ("alerts falls", "alerts does not change"));
+    }
+
+    /// The findings follow the tables, counted, each with its verdict and floe's figures;
+    /// a figure is found by its table's title and its label.
+    #[test]
+    fn findings_are_printed_after_the_tables_with_a_count() {
+        let table = Table {
+            title: "Fig. 13: caching".into(),
+            unit: "apps".into(),
+            rows: vec![
+                Comparison { label: "seal".into(), paper: Some(17.0), ours: 18.0 },
+                Comparison { label: "zswap".into(), paper: Some(15.0), ours: 21.0 },
+            ],
+        };
+        let v = |label| value(std::slice::from_ref(&table), "Fig. 13", label);
+        let findings = vec![
+            versus("SEAL caches at least as many apps as ZSWAP", ("seal", v("seal")), Want::AtLeast, ("zswap", v("zswap")), "apps"),
+            against_bar("SEAL caches apps", ("seal", v("seal")), Want::Above, 0.0, "apps"),
+        ];
+        let r = Report { experiment: "x".into(), runs: vec![], tables: vec![table], findings, notes: vec!["n".into()] };
+        let t = r.text();
+        let at = |s: &str| t.find(s).unwrap_or_else(|| panic!("no `{s}` in {t}"));
+        assert!(at("Fig. 13") < at("findings in floe's runs: 1 of 2 hold") && at("1 of 2 hold") < at("note: n"), "{t}");
+        assert!(t.contains("  no   SEAL caches at least as many apps as ZSWAP — floe: seal 18.00 against zswap 21.00 apps"), "{t}");
+        assert!(t.contains("  yes  SEAL caches apps — floe: seal 18.00 apps"), "{t}");
     }
 
     /// The plain statistics the tables share: NaN where there is nothing to take.

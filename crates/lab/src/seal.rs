@@ -7,10 +7,10 @@
 //! of SL1/SL2 sizes (Fig. 15), k (Fig. 16) and mu (Fig. 17) on SEAL, and the interaction
 //! alerts of No-SWAP, ZSWAP and SEAL by the number of Monkey events (Fig. 12).
 
-use crate::report::{mean_where, pct_cut, range, warm_ms_by_app, Comparison, Report, Table};
+use crate::report::{mean_where, pct_cut, range, trend as trend_finding, value, versus, warm_ms_by_app, Comparison, Report, Table, Want};
 use crate::RunSpec;
 use crate::{windowed, OBSERVED_BG_WINDOW_S as BG_WINDOW_S};
-use floe_core::{Metrics, Param, RunRecord};
+use floe_core::{Finding, Metrics, Param, RunRecord};
 use floe_sim::SimError;
 
 const DEVICE: &str = "hikey970";
@@ -305,12 +305,82 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     let motivation = motivation(&runs);
     let fig12 = alerts_by_events(&runs);
     let window = windowed_table(&runs, quick);
-    Report {
-        experiment: "seal".into(),
-        runs,
-        tables: vec![motivation, warm, alert, fig12, cache, shuffled_table, kills, fig14, sl, kt, mt, window],
-        notes,
-    }
+    let tables = vec![motivation, warm, alert, fig12, cache, shuffled_table, kills, fig14, sl, kt, mt, window];
+    Report { experiment: "seal".into(), runs, findings: findings(&tables), tables, notes }
+}
+
+/// SEAL's findings (§VI), each checked against the report's tables (the listed launch
+/// order for Fig. 13).
+fn findings(t: &[Table]) -> Vec<Finding> {
+    let warm = |p: &'static str| (p, value(t, "Fig. 10:", p));
+    let alerts = |p: &'static str| (p, value(t, "Fig. 11:", p));
+    let cache = |p: &'static str| (p, value(t, "Fig. 13: app caching", p));
+    let above_no_swap = |p: &str| value(t, "Fig. 10:", p) - value(t, "Fig. 10:", "android-lmk");
+    vec![
+        versus("SEAL caches more apps than No-SWAP (Fig. 13: 17 against 7)", cache("seal"), Want::Above, cache("android-lmk"), "apps"),
+        versus("SEAL caches at least as many apps as ZSWAP (Fig. 13: 17 against 15)", cache("seal"), Want::AtLeast, cache("zswap"), "apps"),
+        versus("LLR+HPL caches fewer apps than LLR (Fig. 13: 'slightly degraded')", cache("llr-hpl"), Want::Below, cache("llr"), "apps"),
+        versus("AGS lifts SEAL's caching above LLR+HPL's (Fig. 13)", cache("seal"), Want::Above, cache("llr-hpl"), "apps"),
+        versus(
+            "ZSWAP has more interaction alerts than No-SWAP (Fig. 11: more than 4 times)",
+            alerts("zswap"),
+            Want::Above,
+            alerts("android-lmk"),
+            "frames",
+        ),
+        versus(
+            "SEAL has fewer interaction alerts than ZSWAP (Fig. 11: 76 % fewer)",
+            alerts("seal"),
+            Want::Below,
+            alerts("zswap"),
+            "frames",
+        ),
+        versus("HPL cuts LLR's interaction alerts (Fig. 11)", alerts("llr-hpl"), Want::Below, alerts("llr"), "frames"),
+        versus(
+            "ZSWAP warm-launches slower than No-SWAP (Fig. 10: 1,443 against 526 ms)",
+            warm("zswap"),
+            Want::Above,
+            warm("android-lmk"),
+            "ms",
+        ),
+        versus(
+            "SEAL's warm launches are closer to No-SWAP's than ZSWAP's are (Fig. 10)",
+            ("seal above android-lmk", above_no_swap("seal")),
+            Want::Below,
+            ("zswap above android-lmk", above_no_swap("zswap")),
+            "ms",
+        ),
+        trend_finding(
+            "With more Monkey events SEAL's alerts come closer to No-SWAP's (Fig. 12)",
+            "seal / android-lmk alerts from 10 to 1,000 events",
+            value(t, "Fig. 12:", "seal / android-lmk trend with the events"),
+            -1.0,
+        ),
+        trend_finding(
+            "A larger k caches fewer apps (Fig. 16)",
+            "caching from the least k to the largest",
+            value(t, "Fig. 16:", "caching trend"),
+            -1.0,
+        ),
+        trend_finding(
+            "A larger k has fewer interaction alerts (Fig. 16)",
+            "alerts from the least k to the largest",
+            value(t, "Fig. 16:", "alerts trend"),
+            -1.0,
+        ),
+        trend_finding(
+            "A larger mu caches more apps (Fig. 17)",
+            "caching from the least mu to the largest",
+            value(t, "Fig. 17:", "caching trend"),
+            1.0,
+        ),
+        trend_finding(
+            "A larger mu has more interaction alerts (Fig. 17)",
+            "alerts from the least mu to the largest",
+            value(t, "Fig. 17:", "alerts trend"),
+            1.0,
+        ),
+    ]
 }
 
 /// Figs. 11, 13 and 16 again with cached apps active only in their first `BG_WINDOW_S`

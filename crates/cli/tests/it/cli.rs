@@ -147,12 +147,40 @@ fn list_names_every_contract_policy_device_and_workload() {
 }
 
 /// `floe experiment NAME --quick --json`: it succeeds, names the experiment, and its runs.
+/// Before the runs come the paper's findings, each a claim, a verdict and floe's
+/// figures, every one of them found in the report (none n/a).
 fn quick_experiment_runs(name: &str) -> Vec<serde_json::Value> {
     let out = floe(&["experiment", name, "--quick", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.find("\"findings\"") < text.find("\"runs\""), "findings first");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["experiment"], name);
+    let findings = v["findings"].as_array().unwrap_or_else(|| panic!("{name}: no findings"));
+    assert!(findings.len() >= 3, "{name}: {findings:?}");
+    for f in findings {
+        assert!(f["claim"].as_str().is_some_and(|c| c.contains('(')), "{name}: a claim says where the paper shows it: {f}");
+        assert!(f["holds"].is_boolean(), "{f}");
+        assert!(f["evidence"].as_str().is_some_and(|e| !e.is_empty() && !e.contains("n/a")), "{name}: {f}");
+    }
     v["runs"].as_array().unwrap().clone()
+}
+
+/// SmartLMK's and selective swap/kill's quick runs carry their papers' findings too,
+/// and the text ends its tables with them: each verdict beside floe's figures.
+#[test]
+fn experiments_check_their_papers_findings() {
+    for name in ["smartlmk", "selective"] {
+        let runs = quick_experiment_runs(name);
+        assert!(!runs.is_empty());
+    }
+    let out = floe(&["experiment", "smartlmk", "--quick"]);
+    let t = String::from_utf8_lossy(&out.stdout);
+    let head = t.lines().find(|l| l.starts_with("The paper's findings in floe's runs: ")).unwrap_or_else(|| panic!("{t}"));
+    let verdicts: Vec<&str> = t.lines().filter(|l| l.starts_with("  yes  ") || l.starts_with("  no   ")).collect();
+    let held = verdicts.iter().filter(|l| l.starts_with("  yes")).count();
+    assert!(head.contains(&format!("{held} of {} hold", verdicts.len())), "{head}");
+    assert!(verdicts.iter().all(|l| l.contains(" — floe: ")), "{verdicts:?}");
 }
 
 #[test]

@@ -60,6 +60,14 @@ pub const POLL: Nanos = Nanos::from_ms(10);
 /// `ro.lmk.kill_timeout_ms` as Pixels set it with use_minfree_levels (`psi-minfree`):
 /// events within this long of a kill are skipped while the victim is still dying.
 pub const KILL_TIMEOUT_MINFREE_LEVELS: Nanos = Nanos::from_ms(100);
+/// lmkd's `is_kill_pending` under `kill_timeout_ms` (`psi-minfree`): an event comes
+/// while the last victim, killed `since_kill` ago, is still dying (`victim_alive`, asked
+/// only within the timeout), so lmkd skips it rather than take another app for memory
+/// that is on its way back.
+pub fn kill_pending(since_kill: Option<Nanos>, victim_alive: impl FnOnce() -> bool) -> bool {
+    since_kill.is_some_and(|d| d < KILL_TIMEOUT_MINFREE_LEVELS) && victim_alive()
+}
+
 /// `ro.lmk.medium`'s default: the lowest oom_score_adj a medium-pressure kill may take.
 pub const MEDIUM_MIN_ADJ: i32 = 800;
 
@@ -130,6 +138,14 @@ pub fn psi_victim(apps: &[AppInfo], fg: Option<AppId>, min_adj: i32) -> Option<A
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_waits_for_a_victim_still_dying_within_the_kill_timeout() {
+        assert!(kill_pending(Some(Nanos::from_ms(40)), || true));
+        assert!(!kill_pending(Some(Nanos::from_ms(40)), || false), "the victim is gone: its memory is back");
+        assert!(!kill_pending(Some(Nanos::from_ms(100)), || panic!("not asked")), "past the timeout lmkd kills again");
+        assert!(!kill_pending(None, || true), "no kill yet");
+    }
 
     #[test]
     fn kills_need_free_memory_below_what_low_pressure_saw() {

@@ -844,12 +844,12 @@ impl Daemon {
         // The victim, and why (for the log).
         let (victim, why) = if minfree_levels {
             // kill_timeout_ms: while the last victim is still dying, its memory is not
-            // back yet; lmkd skips the event (is_kill_pending).
-            let timeout = Duration::from_nanos(lmkd::KILL_TIMEOUT_MINFREE_LEVELS.0);
-            if let Some((_, v)) = l.last_kill.filter(|(t, _)| t.elapsed() < timeout) {
-                if !self.apps[v.0 as usize].group.pids().unwrap_or_default().is_empty() {
-                    return;
-                }
+            // back yet; lmkd skips the event (is_kill_pending). A kill here waits for the
+            // victim's exit, so this holds only after a kill that timed out.
+            let since = l.last_kill.map(|(at, _)| Nanos(at.elapsed().as_nanos() as u64));
+            let victim = l.last_kill.map(|(_, v)| v.0 as usize);
+            if lmkd::kill_pending(since, || victim.is_some_and(|v| !self.apps[v].group.pids().unwrap_or_default().is_empty())) {
+                return;
             }
             let Some(min_adj) = lmk_level(&self.lmk_levels, free) else { return };
             let why = format!(

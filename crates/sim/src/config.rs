@@ -345,7 +345,37 @@ pub struct FlashSpec {
     /// writeback and SEAL's SL2 (2048 MiB when the device does not say).
     #[serde(default)]
     pub swap_mib: Option<f64>,
+    /// `vm.page-cluster`: a swap-in from flash reads the aligned 2^page_cluster swap
+    /// slots around the faulting one (swapin_readahead); Linux's default is 3
+    /// ([`DEFAULT_PAGE_CLUSTER`]), used when the device does not say.
+    #[serde(default)]
+    pub page_cluster: Option<u32>,
+    /// How the kernel reads ahead around a swap-in from flash (absent: `adaptive`).
+    #[serde(default)]
+    pub swap_readahead: Option<SwapReadahead>,
 }
+
+/// The kernel's swap readahead around a swap-in from flash (mm/swap_state.c,
+/// swapin_readahead). zram takes no readahead on the seeds' Android kernels (their
+/// `is_swap_fast` check), and SEAL's SL2 is read page by page.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwapReadahead {
+    /// Linux 3.x before swapin_nr_pages (the Nexus 5's 3.4): the aligned
+    /// 2^page_cluster slots around every swap-in.
+    Cluster,
+    /// Linux 4.x (swapin_nr_pages): the window grows with readahead hits, falls to the
+    /// faulting page alone when faults stop being adjacent, and halves at most per
+    /// swap-in, up to 2^page_cluster.
+    #[default]
+    Adaptive,
+}
+
+/// Linux's `page_cluster` on any device with more than 16 MiB of RAM (mm/swap.c,
+/// swap_setup).
+pub const DEFAULT_PAGE_CLUSTER: u32 = 3;
+/// Largest `flash.page_cluster` accepted: 32 pages (128 KiB) a swap-in.
+const MAX_PAGE_CLUSTER: u32 = 5;
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -501,6 +531,14 @@ impl Device {
         }
         if let Some(v) = f.swap_mib.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= MAX_MIB)) {
             return err("flash.swap_mib", format!("must be a positive number of MiB up to {MAX_MIB} ({MAX_MIB_WHY}), got {v}"));
+        }
+        if let Some(v) = f.page_cluster.filter(|v| *v > MAX_PAGE_CLUSTER) {
+            return err(
+                "flash.page_cluster",
+                format!(
+                    "must be 0..={MAX_PAGE_CLUSTER} (vm.page-cluster: a swap-in reads 2^page_cluster pages, here up to 128 KiB), got {v}"
+                ),
+            );
         }
         if self.cpu.cores == 0 || self.cpu.cores > 64 {
             return err("cpu.cores", format!("must be 1..=64, got {}", self.cpu.cores));
@@ -1082,6 +1120,7 @@ mod tests {
             ("p20", "ratio = 2.58", "ratio = 1e300", "zram.ratio", "zsmalloc"),
             ("p20", "size_mib = 1024.0", "size_mib = 1e9", "zram.size_mib", "twice the RAM"),
             ("hikey970", "swap_mib = 2048.0", "swap_mib = 1e9", "flash.swap_mib", "1 TiB"),
+            ("nexus5", "page_cluster = 3", "page_cluster = 9", "flash.page_cluster", "0..=5"),
             ("p20", "[0, 72.0]", "[0, 5000.0]", "memory.minfree", "3072 MiB left to apps"),
             ("p20", "[906, 315.0]", "[2000, 315.0]", "memory.minfree", "-1000..=1000"),
             ("p20", "ram_mib = 6144.0", "ram_mib = 1e9", "memory.ram_mib", "1 TiB"),
@@ -1090,6 +1129,7 @@ mod tests {
             ("p20", "compress_us_per_page = 10.0", "compress_us_per_page = 1e9", "zram.compress_us_per_page", "10 ms"),
             ("galaxy-nexus", "shared_rss_mib = 29.3", "shared_rss_mib = 1e6", "memory.shared_rss_mib", "system's share"),
             ("pixel3", "lmkd = \"psi-minfree\"", "lmkd = \"vmpressure\"", "memory.lmkd", "`psi-minfree`"),
+            ("nexus5", "swap_readahead = \"cluster\"", "swap_readahead = \"vma\"", "flash.swap_readahead", "`adaptive`"),
         ] {
             let src = edited(&format!("devices/{dev}.toml"), from, to);
             let e = Device::parse("d.toml", &src).unwrap_err();

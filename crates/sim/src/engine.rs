@@ -5,7 +5,7 @@
 //! Events are ordered by (time, sequence number); every random choice comes from a
 //! seeded stream owned by one component, so a run is a pure function of its inputs.
 
-use crate::config::{AppSpec, Catalog, Device, Workload, MAX_MIB, MAX_MIB_WHY, ZRAM_MAX_PER_RAM, ZRAM_MAX_WHY};
+use crate::config::{AppSpec, Catalog, Device, SwapReadahead, Workload, MAX_MIB, MAX_MIB_WHY, ZRAM_MAX_PER_RAM, ZRAM_MAX_WHY};
 use crate::SimError;
 mod asap;
 mod kill;
@@ -119,6 +119,39 @@ pub fn bg_window_fits(w: f64) -> bool {
     (0.0..=crate::config::MAX_RUN_S).contains(&w)
 }
 
+/// swapin_nr_pages's state (Linux 4.x): readahead hits since the last swap-in, the
+/// last faulting slot, the last window.
+#[derive(Clone, Copy, Debug, Default)]
+struct Readahead {
+    hits: u32,
+    prev_slot: u32,
+    last: u32,
+}
+
+impl Readahead {
+    /// The window for a swap-in at `slot`, at most `max` slots (swapin_nr_pages): with
+    /// no hit since the last swap-in, one page unless the fault is next to the last
+    /// one; else hits + 2 rounded up to a power of two from 4; never below half the
+    /// last window.
+    fn window(&mut self, slot: u32, max: u32) -> u32 {
+        if max <= 1 {
+            return 1;
+        }
+        let mut pages = std::mem::take(&mut self.hits) + 2;
+        if pages == 2 {
+            if slot != self.prev_slot.wrapping_add(1) && slot != self.prev_slot.wrapping_sub(1) {
+                pages = 1;
+            }
+            self.prev_slot = slot;
+        } else {
+            pages = pages.next_power_of_two().max(4);
+        }
+        pages = pages.min(max).max(self.last / 2);
+        self.last = pages;
+        pages
+    }
+}
+
 /// Who decided a kill.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum KillCause {
@@ -147,6 +180,8 @@ struct Counters {
     cpu_prepage_ns: u64,
     touches: u64,
     scanned: u64,
+    /// Pages swap readahead brought in beside a faulting one.
+    swap_readahead: u64,
     /// Frames rendered and those over the alert threshold.
     frames: u64,
     janky: u64,
@@ -402,6 +437,12 @@ pub struct Sim {
     zram_cap: i64,
     flash_used: i64,
     flash_cap: i64,
+    /// Swap readahead from flash: the most slots a swap-in reads (2^page_cluster; 1:
+    /// the faulting page alone, as SEAL's SL2 is read), how the window is chosen, and
+    /// swapin_nr_pages's state.
+    swap_cluster: u32,
+    swap_readahead: SwapReadahead,
+    ra: Readahead,
     /// Pages reclaim wrote to flash whose writes have not completed: like the kernel's
     /// pages under writeback, they still take memory until then.
     writeback: i64,
@@ -604,7 +645,7 @@ impl Sim {
         }
         let specs: Vec<AppSpec> = names.iter().map(|n| catalog.get(n).expect("workload validated against catalog").clone()).collect();
         let sizes: Vec<(u32, u32)> = specs.iter().map(|s| (pages_of(s.anon_mib).max(1), pages_of(s.file_mib).max(1))).collect();
-        let (pages, bases) = PageTable::new(&sizes);
+        let (mut pages, bases) = PageTable::new(&sizes);
         let flash_read_4k_ns = device.flash.read_4k_us * 1e3;
         let seq_ns_per_page = 4096.0 * 1e9 / (device.flash.seq_read_mib_s * 1024.0 * 1024.0);
         let apps: Vec<AppRt> = specs
@@ -678,6 +719,15 @@ impl Sim {
             SwapSetup::TwoLevel => (pages_of(seal_cfg.and_then(|c| c.sl2_mib).unwrap_or(swap_mib)) as f64 * zram_ratio) as i64,
             _ => 0,
         };
+        // Swap readahead reads the slots around a faulting one: the kernel's flash swap
+        // (plain, or zswap's writeback) keeps slots; SEAL's SL2 is read page by page.
+        let swap_cluster = match setup.swap {
+            SwapSetup::TwoLevel => 1,
+            _ => 1 << device.flash.page_cluster.unwrap_or(crate::config::DEFAULT_PAGE_CLUSTER),
+        };
+        if swap_cluster > 1 && flash_cap > 0 {
+            pages.track_swap_slots(flash_cap as u32);
+        }
         let seal = seal_cfg.map(|c| {
             let anon: Vec<u32> = apps.iter().map(|a| a.anon).collect();
             seal::SealState::new(c, &anon, device.flash.read_4k_us * 1e3, stream(opts.seed, 3))
@@ -752,6 +802,9 @@ impl Sim {
             zram_cap,
             flash_used: 0,
             flash_cap,
+            swap_cluster,
+            swap_readahead: device.flash.swap_readahead.unwrap_or_default(),
+            ra: Readahead::default(),
             writeback: 0,
             age: 0,
             kswapd_active: false,
@@ -932,7 +985,9 @@ impl Sim {
     pub fn check_invariants(&self) -> Result<(), String> {
         self.pages.check()?;
         let zram: i64 = (0..self.apps.len()).map(|a| self.pages.count(a as u16, Loc::Zram) as i64).sum();
-        let flash: i64 = (0..self.apps.len()).map(|a| self.pages.count(a as u16, Loc::Flash) as i64).sum();
+        // Flash swap in use: pages there, and read-ahead pages still holding their slots.
+        let flash: i64 = (0..self.apps.len()).map(|a| self.pages.count(a as u16, Loc::Flash) as i64).sum::<i64>()
+            + (0..self.pages.len() as u32).filter(|&p| self.pages.in_swap_cache(p)).count() as i64;
         if zram != self.zram_stored || flash != self.flash_used {
             return Err(format!("swap accounting: zram {zram} vs {}, flash {flash} vs {}", self.zram_stored, self.flash_used));
         }
@@ -1454,6 +1509,9 @@ impl Sim {
         let loc = self.pages.loc(p);
         if loc.resident() {
             self.pages.set_flag(p, F_YOUNG, true);
+            if self.pages.has(p, F_SHADOW) {
+                self.swap_cache_hit(app, p, ctx);
+            }
             return;
         }
         if self.apps[app as usize].state == AppState::Dead {
@@ -1497,7 +1555,22 @@ impl Sim {
                 ctx.compress += Nanos(self.decompress_ns);
             }
             Loc::Flash => {
-                ctx.t = self.flash.submit(ctx.t, Op::Read, 4096);
+                // swapin_readahead: the aligned cluster of slots around this one comes
+                // in with it, one request under the block layer's plug.
+                let window = match (self.pages.swap_slot(p), self.swap_readahead) {
+                    (None, _) => 1,
+                    (Some(_), SwapReadahead::Cluster) => self.swap_cluster,
+                    (Some(s), SwapReadahead::Adaptive) => self.ra.window(s, self.swap_cluster),
+                };
+                let ahead = if window > 1 { self.pages.swap_cluster(p, window) } else { Vec::new() };
+                ctx.t = self.flash.submit(ctx.t, Op::Read, (ahead.len() as u64 + 1) * 4096);
+                for q in ahead {
+                    self.swap_cache_add(q, ctx);
+                }
+                if self.apps[app as usize].life != life || self.pages.loc(p) != loc {
+                    // Making room for the read-ahead pages killed the app.
+                    return;
+                }
                 if self.setup.swap == SwapSetup::TwoLevel {
                     // SL2 holds SL1's compressed pages.
                     ctx.cpu += Nanos(self.decompress_ns);
@@ -1522,6 +1595,40 @@ impl Sim {
         if refault {
             self.count_refault(app, anon);
         }
+    }
+
+    /// Page `q`, read from flash swap ahead of a fault on its neighbour, joins the swap
+    /// cache as read_swap_cache_async adds it: a frame of its own, the inactive
+    /// anonymous list, not young. Its app's next touch finds it resident (a minor
+    /// fault in the kernel, no refault here). Gone already if making room killed its
+    /// app.
+    fn swap_cache_add(&mut self, q: u32, ctx: &mut Ctx) {
+        self.alloc(ctx);
+        if self.pages.loc(q) != Loc::Flash {
+            return;
+        }
+        self.c.swap_readahead += 1;
+        self.pages.set_flag(q, F_REFERENCED | F_YOUNG, false);
+        // lru_cache_add_anon counts it in reclaim_stat like any page added.
+        self.recent_scanned[0] += 1;
+        self.pages.swap_cache_add(q, Loc::InactiveAnon);
+    }
+
+    /// The app touches page `p`, which swap readahead brought into the swap cache: the
+    /// kernel's do_swap_page finds it there (a minor fault, a readahead hit for
+    /// swapin_nr_pages), maps and activates it and frees its swap slot, as floe does
+    /// for every swap-in (the kernel does so once swap is half full, vm_swap_full). It
+    /// is a refault, as the swap-in it spared would have been.
+    fn swap_cache_hit(&mut self, app: u16, p: u32, ctx: &mut Ctx) {
+        ctx.cpu += Nanos(MINOR_FAULT_NS);
+        self.ra.hits += 1;
+        self.pages.swap_cache_free(p);
+        self.flash_used -= 1;
+        if self.pages.loc(p) == Loc::InactiveAnon {
+            self.recent_rotated[0] += 1;
+            self.pages.move_to(p, Loc::ActiveAnon);
+        }
+        self.count_refault(app, true);
     }
 
     /// Adds file page `p` of `app`, just read in, to the page cache as the kernel's
@@ -1709,6 +1816,13 @@ impl Sim {
                 break;
             }
             if !self.pages.loc(p).resident() || self.pages.has(p, F_LOCKED) {
+                continue;
+            }
+            if self.pages.in_swap_cache(p) {
+                // Read ahead from flash and never mapped: dropped, its data still in
+                // its slot.
+                self.pages.move_to(p, Loc::Flash);
+                moved += 1;
                 continue;
             }
             let to = match tier {
@@ -1913,6 +2027,26 @@ impl SystemView for Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// swapin_nr_pages (Linux 4.x): no hits and a fault away from the last one read the
+    /// faulting page alone; adjacent faults two; hits grow the window by powers of two
+    /// from four up to 2^page_cluster; it shrinks by at most half per swap-in.
+    #[test]
+    fn the_adaptive_readahead_window_follows_hits_and_adjacency() {
+        let mut ra = Readahead::default();
+        assert_eq!(ra.window(100, 8), 1, "a random fault");
+        assert_eq!(ra.window(101, 8), 2, "next to the last one");
+        ra.hits = 3;
+        assert_eq!(ra.window(500, 8), 8, "3 hits + 2 = 5, rounded up to 8");
+        assert_eq!(ra.window(900, 8), 4, "no hits, far away: halved, not dropped");
+        assert_eq!(ra.window(300, 8), 2);
+        assert_eq!(ra.window(700, 8), 1);
+        ra.hits = 1;
+        assert_eq!(ra.window(10, 8), 4, "1 hit + 2 = 3, rounded up to 4");
+        ra.hits = 40;
+        assert_eq!(ra.window(10, 8), 8, "capped at 2^page_cluster");
+        assert_eq!(Readahead::default().window(5, 1), 1, "page_cluster 0: no readahead");
+    }
 
     /// A run whose next event lies past the horizon stops there with an error; a step
     /// longer than time itself is put at its end instead of wrapping around.

@@ -91,6 +91,8 @@ mod tests {
             seq_read_mib_s: 1000.0,
             seq_write_mib_s: 100.0,
             swap_mib: None,
+            page_cluster: None,
+            swap_readahead: None,
         }
     }
 

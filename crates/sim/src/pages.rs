@@ -51,7 +51,9 @@ impl Loc {
 pub const F_YOUNG: u8 = 1;
 /// PG_referenced: seen referenced once by reclaim already.
 pub const F_REFERENCED: u8 = 2;
-/// A shadow entry exists: the page was evicted and a fault on it is a refault.
+/// A shadow entry exists: the page was evicted and a fault on it is a refault. On a
+/// resident anonymous page: the page is in the swap cache, read ahead from flash swap
+/// and still holding its slot (kept in the record's shadow field).
 pub const F_SHADOW: u8 = 4;
 /// Anonymous page (else file-backed).
 pub const F_ANON: u8 = 8;
@@ -88,6 +90,14 @@ pub struct PageTable {
     counts: Vec<[u32; 8]>,
     /// Pages per location.
     totals: [u64; 8],
+    /// The flash swap device's slots, when tracked ([`PageTable::track_swap_slots`]):
+    /// the page in each slot, NIL where free. A page in flash swap keeps its slot in
+    /// its `prev` link, which no list uses at that location.
+    slots: Vec<u32>,
+    /// Where the next slot search starts (the kernel's allocator hands out slots in
+    /// order while it can: scan_swap_map's clusters).
+    slot_cursor: u32,
+    slots_free: u32,
 }
 
 impl PageTable {
@@ -106,7 +116,15 @@ impl PageTable {
         }
         let counts = apps.iter().map(|&(a, f)| [a + f, 0, 0, 0, 0, 0, 0, 0]).collect();
         let totals = [total, 0, 0, 0, 0, 0, 0, 0];
-        let t = PageTable { p, lists: [List { head: NIL, tail: NIL, len: 0 }; Loc::LISTS], counts, totals };
+        let t = PageTable {
+            p,
+            lists: [List { head: NIL, tail: NIL, len: 0 }; Loc::LISTS],
+            counts,
+            totals,
+            slots: Vec::new(),
+            slot_cursor: 0,
+            slots_free: 0,
+        };
         (t, bases)
     }
 
@@ -201,10 +219,108 @@ impl PageTable {
         (q != NIL).then_some(q)
     }
 
+    /// Gives the flash swap device `n` slots, so that each page entering flash swap
+    /// takes the next free slot in order and swap readahead can find its neighbours
+    /// ([`PageTable::swap_cluster`]). Call before any page is in flash swap.
+    pub fn track_swap_slots(&mut self, n: u32) {
+        debug_assert_eq!(self.total(Loc::Flash), 0);
+        self.slots = vec![NIL; n as usize];
+        self.slots_free = n;
+        self.slot_cursor = 0;
+    }
+
+    /// The swap slot of page `p`, if it is in flash swap and slots are tracked.
+    pub fn swap_slot(&self, p: u32) -> Option<u32> {
+        let s = self.p[p as usize].prev;
+        (!self.slots.is_empty() && self.loc(p) == Loc::Flash && s != NIL).then_some(s)
+    }
+
+    /// Whether page `p` is resident and in the swap cache: read ahead from flash, its
+    /// slot still holding its data.
+    #[inline]
+    pub fn in_swap_cache(&self, p: u32) -> bool {
+        self.has(p, F_SHADOW) && self.loc(p).resident()
+    }
+
+    /// Swap readahead: page `p`, in flash swap, comes into memory at list location
+    /// `to` and joins the swap cache, keeping its slot (read_swap_cache_async). A page
+    /// without a slot simply comes in.
+    pub fn swap_cache_add(&mut self, p: u32, to: Loc) {
+        debug_assert!(self.loc(p) == Loc::Flash && to.list().is_some());
+        let s = std::mem::replace(&mut self.p[p as usize].prev, NIL);
+        self.move_to(p, to);
+        if s == NIL {
+            self.set_flag(p, F_SHADOW, false);
+        } else {
+            self.p[p as usize].shadow = s;
+            self.set_flag(p, F_SHADOW, true);
+        }
+    }
+
+    /// The swap cache lets go of page `p`'s slot (a fault mapped the page and the
+    /// kernel freed its swap); the page stays where it is.
+    pub fn swap_cache_free(&mut self, p: u32) {
+        debug_assert!(self.in_swap_cache(p));
+        let s = self.p[p as usize].shadow;
+        self.slots[s as usize] = NIL;
+        self.slots_free += 1;
+        self.set_flag(p, F_SHADOW, false);
+    }
+
+    /// The other pages in flash in the aligned cluster of `cluster` slots (a power of
+    /// two) around page `p`'s slot: what swapin_readahead reads with it (a slot whose
+    /// page is in the swap cache already needs no read). Empty when `p` has no slot.
+    pub fn swap_cluster(&self, p: u32, cluster: u32) -> Vec<u32> {
+        debug_assert!(cluster.is_power_of_two());
+        let Some(s) = self.swap_slot(p) else { return Vec::new() };
+        let first = s & !(cluster - 1);
+        let last = (first + cluster).min(self.slots.len() as u32);
+        (first..last).filter(|&t| t != s).map(|t| self.slots[t as usize]).filter(|&q| q != NIL && self.loc(q) == Loc::Flash).collect()
+    }
+
+    fn take_slot(&mut self, p: u32) {
+        if self.slots_free == 0 {
+            // More pages than slots (a device counting compressed bytes): no neighbours.
+            self.p[p as usize].prev = NIL;
+            return;
+        }
+        let n = self.slots.len() as u32;
+        let mut s = self.slot_cursor;
+        while self.slots[s as usize] != NIL {
+            s = if s + 1 == n { 0 } else { s + 1 };
+        }
+        self.slots[s as usize] = p;
+        self.slots_free -= 1;
+        self.slot_cursor = if s + 1 == n { 0 } else { s + 1 };
+        self.p[p as usize].prev = s;
+    }
+
+    fn free_slot(&mut self, p: u32) {
+        let s = self.p[p as usize].prev;
+        if s != NIL {
+            self.slots[s as usize] = NIL;
+            self.slots_free += 1;
+            self.p[p as usize].prev = NIL;
+        }
+    }
+
     /// Moves page `p` to location `to`, at the head (newest end) of its list if any.
     #[inline]
     pub fn move_to(&mut self, p: u32, to: Loc) {
         let from = self.loc(p);
+        // A slot lives in the `prev` link: freed before a list takes the page, taken
+        // after a list let go of it. A swap-cache page keeps its slot in `shadow`: it
+        // goes back to it when dropped to flash, and frees it when it leaves memory
+        // otherwise (its app died).
+        let tracked = !self.slots.is_empty();
+        let cached = tracked && from.resident() && self.has(p, F_SHADOW);
+        let slot = tracked && (from == Loc::Flash) != (to == Loc::Flash);
+        if slot && from == Loc::Flash {
+            self.free_slot(p);
+        }
+        if cached && !to.resident() && to != Loc::Flash {
+            self.swap_cache_free(p);
+        }
         if let Some(i) = from.list() {
             self.unlink(i, p);
         }
@@ -217,6 +333,13 @@ impl PageTable {
         self.totals[from as usize] -= 1;
         self.totals[to as usize] += 1;
         self.p[p as usize].loc = to as u8;
+        if slot && to == Loc::Flash {
+            if cached {
+                self.p[p as usize].prev = self.p[p as usize].shadow;
+            } else {
+                self.take_slot(p);
+            }
+        }
     }
 
     /// Moves `p` to the head of the list it is already on.
@@ -311,6 +434,29 @@ impl PageTable {
                 return Err(format!("total at {l:?} is {} but pages say {sum}", self.totals[l as usize]));
             }
         }
+        for p in (0..n as u32).filter(|&p| self.in_swap_cache(p)) {
+            let s = self.p[p as usize].shadow as usize;
+            if !self.is_anon(p) || self.slots.get(s) != Some(&p) {
+                return Err(format!("resident page {p} is marked as in the swap cache but holds no slot"));
+            }
+        }
+        if !self.slots.is_empty() {
+            for (s, &q) in self.slots.iter().enumerate().filter(|&(_, &q)| q != NIL) {
+                let at = if self.loc(q) == Loc::Flash { self.p[q as usize].prev } else { self.p[q as usize].shadow };
+                if !(self.loc(q) == Loc::Flash || self.in_swap_cache(q)) || at != s as u32 {
+                    return Err(format!("slot {s} holds page {q}, which is neither in flash swap nor in the swap cache at that slot"));
+                }
+            }
+            for p in (0..n as u32).filter(|&p| self.loc(p) == Loc::Flash) {
+                let s = self.p[p as usize].prev;
+                if s != NIL && self.slots[s as usize] != p {
+                    return Err(format!("page {p} in flash swap names slot {s}, which holds another"));
+                }
+            }
+            if self.slots.iter().filter(|&&q| q == NIL).count() != self.slots_free as usize {
+                return Err("free swap slots miscounted".into());
+            }
+        }
         Ok(())
     }
 }
@@ -334,6 +480,87 @@ mod tests {
         assert_eq!(t.count(0, Loc::ActiveAnon), 2);
         assert_eq!(t.count(0, Loc::Absent), 1);
         assert_eq!(t.list_len(Loc::InactiveAnon), 1);
+        t.check().unwrap();
+    }
+
+    /// Pages entering flash swap take slots in order, leave them free when they go,
+    /// and a readahead cluster is the other pages of the aligned slots around one.
+    #[test]
+    fn swap_slots_are_taken_in_order_and_clustered() {
+        let (mut t, _) = PageTable::new(&[(12, 0), (4, 0)]);
+        t.track_swap_slots(16);
+        for p in [3, 12, 4, 5, 13, 0] {
+            t.move_to(p, Loc::ActiveAnon);
+            t.move_to(p, Loc::Flash);
+        }
+        assert_eq!([3, 12, 4, 5, 13, 0].map(|p| t.swap_slot(p)), [0, 1, 2, 3, 4, 5].map(Some));
+        let mut c = t.swap_cluster(4, 4);
+        c.sort_unstable();
+        assert_eq!(c, vec![3, 5, 12], "slots 0-3 around slot 2, whoever owns them");
+        assert_eq!(t.swap_cluster(13, 4), vec![0], "slots 4-7: only slot 5 taken besides");
+        // A swap-in frees the slot; the next page out takes the first free one after
+        // the last taken, then wraps round to the freed one.
+        t.move_to(12, Loc::ActiveAnon);
+        assert_eq!(t.swap_slot(12), None);
+        assert_eq!(t.swap_cluster(4, 4).len(), 2);
+        t.move_to(7, Loc::Flash);
+        assert_eq!(t.swap_slot(7), Some(6));
+        t.check().unwrap();
+        for p in 8..12 {
+            t.move_to(p, Loc::Flash);
+        }
+        for p in [1, 2, 6, 14, 15, 12] {
+            t.move_to(p, Loc::Flash);
+        }
+        assert_eq!(t.swap_slot(12), Some(1), "the freed slot, after the device's end");
+        t.check().unwrap();
+        // Every slot taken: a page freed and swapped again gets its slot back, the
+        // only free one; with none free a page goes to flash without a slot.
+        t.move_to(12, Loc::Absent);
+        t.move_to(12, Loc::ActiveAnon);
+        t.move_to(12, Loc::Flash);
+        assert_eq!(t.swap_slot(12), Some(1));
+        t.check().unwrap();
+        let (mut small, _) = PageTable::new(&[(3, 0)]);
+        small.track_swap_slots(2);
+        for p in 0..3 {
+            small.move_to(p, Loc::Flash);
+        }
+        assert_eq!((small.swap_slot(1), small.swap_slot(2)), (Some(1), None));
+        assert!(small.swap_cluster(2, 2).is_empty());
+        small.move_to(2, Loc::Absent);
+        small.check().unwrap();
+    }
+
+    /// A page read ahead joins the swap cache with its slot; dropped again it goes back
+    /// to that slot; freed by a fault or by its app's death, the slot is free.
+    #[test]
+    fn the_swap_cache_keeps_a_read_ahead_pages_slot() {
+        let (mut t, _) = PageTable::new(&[(4, 0)]);
+        t.track_swap_slots(4);
+        for p in 0..4 {
+            t.move_to(p, Loc::Flash);
+        }
+        t.swap_cache_add(1, Loc::InactiveAnon);
+        assert!(t.in_swap_cache(1) && t.swap_slot(1).is_none());
+        assert_eq!(t.swap_cluster(0, 4), vec![2, 3], "a cached page is no longer in flash to read");
+        t.move_to(1, Loc::ActiveAnon);
+        assert!(t.in_swap_cache(1), "activation keeps it in the swap cache");
+        t.check().unwrap();
+        t.move_to(1, Loc::Flash);
+        assert_eq!(t.swap_slot(1), Some(1), "dropped back to its own slot");
+        t.check().unwrap();
+        t.swap_cache_add(1, Loc::InactiveAnon);
+        t.swap_cache_free(1);
+        assert!(!t.in_swap_cache(1) && t.loc(1) == Loc::InactiveAnon);
+        t.move_to(1, Loc::Flash);
+        assert_eq!(t.swap_slot(1), Some(1), "a fresh slot: the first free one");
+        t.swap_cache_add(2, Loc::InactiveAnon);
+        t.move_to(2, Loc::Absent);
+        assert!(!t.has(2, F_SHADOW));
+        t.move_to(2, Loc::ActiveAnon);
+        t.move_to(2, Loc::Flash);
+        assert_eq!(t.swap_slot(2), Some(2), "its app died: the slot was freed and taken again");
         t.check().unwrap();
     }
 }

@@ -89,6 +89,8 @@ impl Sim {
             match self.pages.loc(p) {
                 Loc::Zram => self.zram_stored -= 1,
                 Loc::Flash => self.flash_used -= 1,
+                // Read ahead from flash: its slot is freed with it.
+                _ if self.pages.in_swap_cache(p) => self.flash_used -= 1,
                 _ => {}
             }
             self.pages.move_to(p, Loc::Absent);

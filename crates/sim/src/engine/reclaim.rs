@@ -316,6 +316,13 @@ impl Sim {
         if self.pages.has(p, F_LOCKED) {
             return false;
         }
+        if self.pages.in_swap_cache(p) {
+            // Read ahead and never mapped: its data is still in its swap slot, so
+            // reclaim drops it without a write (a clean swap-cache page).
+            self.pages.move_to(p, Loc::Flash);
+            acc.got += 1;
+            return true;
+        }
         if self.pages.is_anon(p) {
             let app = self.pages.owner(p) as usize;
             if !self.apps[app].swappable || !self.swap_possible() {
@@ -630,6 +637,62 @@ mod tests {
             t += Nanos::from_secs_f64(10.0);
         }
         sim
+    }
+
+    /// A swap-in from flash on the Nexus 5 (Linux 3.4: the aligned eight slots every
+    /// time) reads its slot's neighbours in the same request into the swap cache:
+    /// resident, not in flash, their slots still held. The app's later touch of one is
+    /// a minor fault that reads nothing, counts the refault the spared swap-in would
+    /// have, and frees the slot; a neighbour reclaimed before use goes back to its slot
+    /// without a write.
+    #[test]
+    fn a_swap_in_reads_its_slots_neighbours_into_the_swap_cache() {
+        let mut sim = embedded_sim("nexus5", "selective-b1", "swap-all", &RunOptions { seed: 1, ..Default::default() });
+        assert_eq!(sim.swap_cluster, 8);
+        let mut t = Nanos::from_secs_f64(30.0);
+        // A page in flash whose aligned cluster holds at least two more, of live apps.
+        let (p, ahead) = loop {
+            assert!(sim.run_until(t), "the run ended before it swapped");
+            t += Nanos::from_secs_f64(10.0);
+            let found = (0..sim.pages.len() as u32)
+                .filter(|&p| sim.pages.loc(p) == Loc::Flash)
+                .map(|p| (p, sim.pages.swap_cluster(p, 8)))
+                .find(|(_, c)| c.len() >= 2);
+            if let Some(f) = found {
+                break f;
+            }
+        };
+        let app = sim.pages.owner(p);
+        let idx = p - sim.apps[app as usize].base;
+        let (reads, used, refaults) = (sim.flash.read_bytes, sim.flash_used, sim.c.refaults);
+        let mut ctx = Ctx { t: sim.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
+        sim.touch(app, idx, &mut ctx);
+        assert!(sim.pages.loc(p).resident() && !sim.pages.in_swap_cache(p));
+        let cached: Vec<u32> = ahead.iter().copied().filter(|&q| sim.pages.in_swap_cache(q)).collect();
+        assert!(!cached.is_empty(), "read ahead: {ahead:?}");
+        assert!(cached.iter().all(|&q| sim.pages.loc(q) == Loc::InactiveAnon));
+        assert_eq!(sim.flash.read_bytes - reads, (cached.len() as u64 + 1) * 4096, "one read for all");
+        assert_eq!(sim.flash_used, used - 1, "only the faulting page gave up its slot");
+        sim.check_invariants().unwrap();
+        // The app that owns the first read-ahead page touches it.
+        let q = cached[0];
+        assert_ne!(sim.c.refaults, refaults, "the swap-in itself is a refault");
+        let (owner, reads, refaults_now) = (sim.pages.owner(q), sim.flash.read_bytes, sim.c.refaults);
+        let fg = sim.fg == Some(owner);
+        sim.touch(owner, q - sim.apps[owner as usize].base, &mut ctx);
+        assert_eq!(sim.flash.read_bytes, reads, "a swap-cache hit reads nothing");
+        assert!(!sim.pages.in_swap_cache(q) && sim.pages.loc(q) == Loc::ActiveAnon);
+        assert_eq!(sim.c.refaults[fg as usize][0], refaults_now[fg as usize][0] + 1);
+        assert_eq!(sim.flash_used, used - 2);
+        // The rest are dropped by reclaim with no write and go back to their slots.
+        if let Some(&r) = cached.get(1) {
+            let (writes, used) = (sim.flash.write_bytes, sim.flash_used);
+            let mut acc = Evict::default();
+            assert!(sim.evict_page(r, &mut acc));
+            assert_eq!((sim.pages.loc(r), acc.flash_writes, sim.flash_used, sim.flash.write_bytes), (Loc::Flash, 0, used, writes));
+            assert!(sim.pages.swap_slot(r).is_some());
+        }
+        sim.check_invariants().unwrap();
     }
 
     /// A page reclaim writes to flash swap is not free until its write ends (the

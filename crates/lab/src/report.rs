@@ -99,6 +99,13 @@ pub fn trend(claim: impl Into<String>, what: &str, trend: f64, want: f64) -> Fin
     Finding { claim: claim.into(), holds: trend == want, evidence: format!("{what} {}", word(trend)) }
 }
 
+/// `f` with one more figure behind it, from runs under another assumption (`what`):
+/// shown beside the verdict, which stays the main runs'.
+pub fn also(mut f: Finding, what: &str, figures: &str) -> Finding {
+    write!(f.evidence, "; {what}: {figures}").unwrap();
+    f
+}
+
 fn unit_suffix(unit: &str) -> String {
     match unit {
         "" => String::new(),
@@ -279,6 +286,8 @@ mod tests {
         assert!(bar(1.5, Want::Above).holds && !bar(1.0, Want::Above).holds && !bar(f64::NAN, Want::Above).holds);
         assert!(bar(0.5, Want::Below).holds && bar(1.0, Want::AtLeast).holds);
         assert_eq!(bar(33.4, Want::Above).evidence, "cut 33.40 %");
+        let more = also(bar(33.4, Want::Above), "with less background", "cut 8.61 %");
+        assert_eq!((more.evidence.as_str(), more.holds), ("cut 33.40 %; with less background: cut 8.61 %", true));
         let tr = |t: f64| trend("c", "alerts", t, -1.0);
         assert!(tr(-1.0).holds && !tr(1.0).holds && !tr(0.0).holds && !tr(f64::NAN).holds);
         assert_eq!((tr(-1.0).evidence.as_str(), tr(0.0).evidence.as_str()), ("alerts falls", "alerts does not change"));

@@ -324,7 +324,7 @@ fn findings(t: &[Table]) -> Vec<Finding> {
         let figures = format!("seal {:.2} against {other} {:.2} {unit}", w("seal"), w(other));
         also(f, &format!("cached apps active only {BG_WINDOW_S:.0} s"), &figures)
     };
-    vec![
+    let mut findings = vec![
         quiet(
             versus("SEAL caches more apps than No-SWAP (Fig. 13: 17 against 7)", cache("seal"), Want::Above, cache("android-lmk"), "apps"),
             "caching",
@@ -379,37 +379,23 @@ fn findings(t: &[Table]) -> Vec<Finding> {
             ("zswap above android-lmk", above_no_swap("zswap")),
             "ms",
         ),
-        trend_finding(
+    ];
+    // The trends along a sweep: (claim, what floe's figure is, table, row, the paper's way).
+    let trends = [
+        (
             "With more Monkey events SEAL's alerts come closer to No-SWAP's (Fig. 12)",
             "seal / android-lmk alerts from 10 to 1,000 events",
-            value(t, "Fig. 12:", "seal / android-lmk trend with the events"),
+            "Fig. 12:",
+            "seal / android-lmk trend with the events",
             -1.0,
         ),
-        trend_finding(
-            "A larger k caches fewer apps (Fig. 16)",
-            "caching from the least k to the largest",
-            value(t, "Fig. 16:", "caching trend"),
-            -1.0,
-        ),
-        trend_finding(
-            "A larger k has fewer interaction alerts (Fig. 16)",
-            "alerts from the least k to the largest",
-            value(t, "Fig. 16:", "alerts trend"),
-            -1.0,
-        ),
-        trend_finding(
-            "A larger mu caches more apps (Fig. 17)",
-            "caching from the least mu to the largest",
-            value(t, "Fig. 17:", "caching trend"),
-            1.0,
-        ),
-        trend_finding(
-            "A larger mu has more interaction alerts (Fig. 17)",
-            "alerts from the least mu to the largest",
-            value(t, "Fig. 17:", "alerts trend"),
-            1.0,
-        ),
-    ]
+        ("A larger k caches fewer apps (Fig. 16)", "caching from the least k to the largest", "Fig. 16:", "caching trend", -1.0),
+        ("A larger k has fewer interaction alerts (Fig. 16)", "alerts from the least k to the largest", "Fig. 16:", "alerts trend", -1.0),
+        ("A larger mu caches more apps (Fig. 17)", "caching from the least mu to the largest", "Fig. 17:", "caching trend", 1.0),
+        ("A larger mu has more interaction alerts (Fig. 17)", "alerts from the least mu to the largest", "Fig. 17:", "alerts trend", 1.0),
+    ];
+    findings.extend(trends.map(|(claim, what, title, label, want)| trend_finding(claim, what, value(t, title, label), want)));
+    findings
 }
 
 /// Figs. 11, 13 and 16 again with cached apps active only in their first `BG_WINDOW_S`

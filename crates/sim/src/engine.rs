@@ -1599,9 +1599,8 @@ impl Sim {
 
     /// Page `q`, read from flash swap ahead of a fault on its neighbour, joins the swap
     /// cache as read_swap_cache_async adds it: a frame of its own, the inactive
-    /// anonymous list, not young. Its app's next touch finds it resident (a minor
-    /// fault in the kernel, no refault here). Gone already if making room killed its
-    /// app.
+    /// anonymous list, not young, its slot still held. Its app's next touch finds it
+    /// there ([`Sim::swap_cache_hit`]). Gone already if making room killed its app.
     fn swap_cache_add(&mut self, q: u32, ctx: &mut Ctx) {
         self.alloc(ctx);
         if self.pages.loc(q) != Loc::Flash {

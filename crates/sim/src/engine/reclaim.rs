@@ -664,7 +664,7 @@ mod tests {
         };
         let app = sim.pages.owner(p);
         let idx = p - sim.apps[app as usize].base;
-        let (reads, used, refaults) = (sim.flash.read_bytes, sim.flash_used, sim.c.refaults);
+        let (reads, used, refaults, ahead_before) = (sim.flash.read_bytes, sim.flash_used, sim.c.refaults, sim.c.swap_readahead);
         let mut ctx = Ctx { t: sim.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
         sim.touch(app, idx, &mut ctx);
         assert!(sim.pages.loc(p).resident() && !sim.pages.in_swap_cache(p));
@@ -672,6 +672,7 @@ mod tests {
         assert!(!cached.is_empty(), "read ahead: {ahead:?}");
         assert!(cached.iter().all(|&q| sim.pages.loc(q) == Loc::InactiveAnon));
         assert_eq!(sim.flash.read_bytes - reads, (cached.len() as u64 + 1) * 4096, "one read for all");
+        assert_eq!(sim.c.swap_readahead - ahead_before, cached.len() as u64);
         assert_eq!(sim.flash_used, used - 1, "only the faulting page gave up its slot");
         sim.check_invariants().unwrap();
         // The app that owns the first read-ahead page touches it.

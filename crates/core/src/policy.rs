@@ -248,6 +248,10 @@ pub trait SystemView {
     /// Every app the backend knows, alive or not, in id order.
     fn apps(&self) -> Vec<AppId>;
     fn app(&self, id: AppId) -> Option<AppInfo>;
+    /// Every app the backend knows, as policies see it, in id order.
+    fn app_infos(&self) -> Vec<AppInfo> {
+        self.apps().into_iter().filter_map(|id| self.app(id)).collect()
+    }
     /// Share of the last sampling interval the CPUs were busy or waiting for I/O, 0..=1
     /// (SmartLMK's launch tracker reads /proc/stat for this on Linux).
     fn cpu_busy_iowait(&self) -> f64;

@@ -879,11 +879,6 @@ impl Daemon {
         self.sample(false);
     }
 
-    /// Every app as policies see it.
-    fn app_infos(&self) -> Vec<AppInfo> {
-        self.apps().into_iter().filter_map(|id| self.app(id)).collect()
-    }
-
     /// One line to stdout (the journal under systemd). A closed stdout does not stop
     /// the daemon: the line is lost, the daemon goes on.
     fn log(&self, msg: &str) {

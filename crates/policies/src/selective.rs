@@ -121,12 +121,7 @@ impl Selective {
     /// Alive apps other than the foreground, with their snapshots, in id order.
     fn background(view: &dyn SystemView) -> Vec<AppInfo> {
         let fg = view.foreground();
-        view.apps()
-            .into_iter()
-            .filter(|&id| Some(id) != fg)
-            .filter_map(|id| view.app(id))
-            .filter(|i| i.state != AppState::Dead && i.state != AppState::Foreground)
-            .collect()
+        view.app_infos().into_iter().filter(|i| Some(i.id) != fg && i.state != AppState::Dead && i.state != AppState::Foreground).collect()
     }
 
     /// Algorithm 1's LMK victim: the least recently used kill-target that the stock
@@ -154,11 +149,7 @@ impl Selective {
     /// How many alive swap-targets have pages in swap (Algorithm 1's "apps involved in
     /// swap"), the foreground included.
     pub fn apps_in_swap(&self, view: &dyn SystemView) -> usize {
-        view.apps()
-            .into_iter()
-            .filter_map(|id| view.app(id))
-            .filter(|i| i.state != AppState::Dead && !self.is_kill_target(i) && i.swapped.0 > 0)
-            .count()
+        view.app_infos().into_iter().filter(|i| i.state != AppState::Dead && !self.is_kill_target(i) && i.swapped.0 > 0).count()
     }
 
     /// Algorithm 1's demotion candidate: the lowest-priority app on the swap-target

@@ -466,9 +466,8 @@ impl SmartLmk {
     /// already dying, in id order.
     fn candidates(&self, view: &dyn SystemView) -> Vec<Candidate> {
         let fg = view.foreground();
-        view.apps()
+        view.app_infos()
             .into_iter()
-            .filter_map(|id| view.app(id))
             .filter(|i| {
                 !matches!(i.state, AppState::Dead | AppState::Foreground | AppState::Launching)
                     && Some(i.id) != fg

@@ -1817,10 +1817,7 @@ impl Sim {
             if !self.pages.loc(p).resident() || self.pages.has(p, F_LOCKED) {
                 continue;
             }
-            if self.pages.in_swap_cache(p) {
-                // Read ahead from flash and never mapped: dropped, its data still in
-                // its slot.
-                self.pages.move_to(p, Loc::Flash);
+            if self.drop_swap_cache(p) {
                 moved += 1;
                 continue;
             }

@@ -20,7 +20,7 @@
 
 use super::{KillCause, Sim};
 use floe_core::lmkd::{handlers, psi_victim, LowPressure, PsiLevel, LOW_SOME, MEDIUM_MIN_ADJ, MEDIUM_SOME, POLL, PSI_WINDOW as WINDOW};
-use floe_core::{AppInfo, Nanos, Pages, SystemView};
+use floe_core::{Nanos, Pages, SystemView};
 
 /// The kernel updates a trigger's window a tenth of a window apart
 /// (UPDATES_PER_WINDOW in kernel/sched/psi.c).
@@ -152,8 +152,7 @@ impl Sim {
             l.low.record(free);
             None
         } else if l.low.may_kill(free) {
-            let infos: Vec<AppInfo> = self.apps().into_iter().filter_map(|id| self.app(id)).collect();
-            psi_victim(&infos, self.foreground(), MEDIUM_MIN_ADJ).map(|v| v.0)
+            psi_victim(&self.app_infos(), self.foreground(), MEDIUM_MIN_ADJ).map(|v| v.0)
         } else {
             None
         };

@@ -308,6 +308,17 @@ impl Sim {
         done
     }
 
+    /// Reclaim of page `p` if it is a read-ahead page never mapped: its data is still in
+    /// its swap slot, so it goes back there without a write (a clean swap-cache page).
+    /// Returns whether it was one.
+    pub(super) fn drop_swap_cache(&mut self, p: u32) -> bool {
+        let cached = self.pages.in_swap_cache(p);
+        if cached {
+            self.pages.move_to(p, Loc::Flash);
+        }
+        cached
+    }
+
     /// Evicts one resident page: an anonymous page to swap (zram first, then flash;
     /// zswap writes its oldest pool entry back when full), a file page dropped, either
     /// leaving a shadow entry. Returns false if the page cannot go (locked, or
@@ -316,10 +327,7 @@ impl Sim {
         if self.pages.has(p, F_LOCKED) {
             return false;
         }
-        if self.pages.in_swap_cache(p) {
-            // Read ahead and never mapped: its data is still in its swap slot, so
-            // reclaim drops it without a write (a clean swap-cache page).
-            self.pages.move_to(p, Loc::Flash);
+        if self.drop_swap_cache(p) {
             acc.got += 1;
             return true;
         }

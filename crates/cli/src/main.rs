@@ -58,13 +58,20 @@ enum Cmd {
     #[command(after_help = "Examples:
   floe experiment seal --quick          SEAL's figures in under a minute
   floe experiment ice                   the full evaluation (about two minutes on two cores)
-  floe experiment asap --json > asap.json")]
+  floe experiment asap --json > asap.json
+  floe experiment seal --seeds 5        every figure the mean of five seeds, with its spread")]
     Experiment {
         /// Which paper's evaluation.
         name: String,
         /// Same policies and devices at a size that runs in well under a minute.
         #[arg(long)]
         quick: bool,
+        /// Replicate the whole evaluation over N seeds (replicate r adds 1000 r to every
+        /// run's seed) and print each figure as their mean beside its standard deviation,
+        /// the findings judged on the means with the number of seeds each holds in. Takes
+        /// N times as long.
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+        seeds: u32,
         /// Print `{"experiment": NAME, "runs": [...]}` instead of tables.
         #[arg(long)]
         json: bool,
@@ -245,7 +252,7 @@ fn main() {
         Cmd::Sim(a) => sim(a),
         Cmd::List { what, apps } => list(what, apps.as_deref()),
         Cmd::Bench(a) => bench(a),
-        Cmd::Experiment { name, quick, json } => experiment(&name, quick, json),
+        Cmd::Experiment { name, quick, seeds, json } => experiment(&name, quick, seeds, json),
         Cmd::Daemon { check, config, policy, dry_run, timeline, supervise, cgroup_root, adopt_layout } => match supervise {
             Some(pid) => floe_linux::daemon::supervise(pid, &cgroup_root, adopt_layout.as_deref()).map_err(Into::into),
             None => daemon(check, config.as_deref(), policy.as_deref().unwrap_or("ice"), dry_run, timeline),
@@ -581,7 +588,7 @@ fn list(what: ListWhat, apps: Option<&str>) -> Result<()> {
     Ok(())
 }
 
-fn experiment(name: &str, quick: bool, json: bool) -> Result<()> {
+fn experiment(name: &str, quick: bool, seeds: u32, json: bool) -> Result<()> {
     // A bar on stderr while the runs go (indicatif draws nothing when stderr is not
     // a terminal, so piped and CI output stay clean).
     let bar = indicatif::ProgressBar::new(0);
@@ -600,7 +607,7 @@ fn experiment(name: &str, quick: bool, json: bool) -> Result<()> {
             bar.inc(1);
         }
     };
-    let report = floe_lab::run_experiment(name, quick, &progress);
+    let report = floe_lab::run_experiment(name, quick, seeds, &progress);
     bar.finish_and_clear();
     let report = report?;
     if json {

@@ -146,6 +146,21 @@ pub struct Finding {
     pub holds: bool,
     /// floe's figures behind the verdict.
     pub evidence: String,
+    /// With the experiment replicated over several seeds (`floe experiment --seeds N`):
+    /// in how many of them the finding holds on its own (the verdict above is the
+    /// seeds' mean figures').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seeds_held: Option<u32>,
+    /// How many seeds the experiment was replicated over, beside `seeds_held`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seeds: Option<u32>,
+}
+
+impl Finding {
+    /// A finding of one set of runs (no seed replicates).
+    pub fn new(claim: impl Into<String>, holds: bool, evidence: impl Into<String>) -> Finding {
+        Finding { claim: claim.into(), holds, evidence: evidence.into(), seeds_held: None, seeds: None }
+    }
 }
 
 /// A run parameter's value.

@@ -82,9 +82,8 @@ pub fn specs(quick: bool) -> Result<Vec<RunSpec>, SimError> {
     Ok(v)
 }
 
-pub fn run(quick: bool, progress: crate::Progress) -> Result<Report, SimError> {
-    let runs = crate::run_all(&specs(quick)?, progress)?;
-    Ok(report(runs, quick))
+pub fn run(quick: bool, seeds: u32, progress: crate::Progress) -> Result<Report, SimError> {
+    crate::run_replicated(&specs(quick)?, seeds, progress, |runs| report(runs, quick), findings)
 }
 
 /// A run under the pressure balloon (not one of Fig. 2.1's ideal runs).
@@ -251,7 +250,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
         "Known differences: floe's switch is mostly fixed CPU work (each app's warm_launch_ms), so memory pressure stretches it less than ASAP's 4x (1.2x on the Pixel 4 and 1.4x on the Pixel 3a here, Fig. 2.1 above) and prepaging can save less of it; a warm launch touches an invariant part of its cold launch's heap pages (about 81 %, so that over 10 switches 44 % of the pages touched are touched 9 or 10 times, ASAP Fig. 4.2) and a window of its heap at a random offset for the rest, which no estimator can foresee, so the anonymous estimator's tables (a page must fault, then be touched again within 5 switches) cover less of a switch's faults than ASAP's; while the file-backed footprint is the same every switch (precision 100 %). Read-ahead is asynchronous I/O served only when the flash has nothing else queued (CFQ-like); with a plain FIFO queue it delayed the switch's own first reads and file-only prepaging slowed switches. Precision and recall follow §6.3, counted per estimator, the baseline's faults taken as the pages not resident when the switch began.".into(),
     ];
     let findings = findings(&tables, &runs);
-    Report { experiment: "asap".into(), runs, tables, findings, notes }
+    Report { experiment: "asap".into(), runs, tables, findings, notes, seeds: 1, sd: vec![] }
 }
 
 /// ASAP's findings (§6.2), each checked against the report's tables, and per sequence

@@ -167,6 +167,30 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
         .collect()
 }
 
+/// What each seed replicate of an experiment adds to its runs' seeds, times its index
+/// (from 0): far above the seeds an experiment draws itself (Ice's ten draws), so no
+/// two replicates share a run.
+pub const SEED_STRIDE: u64 = 1000;
+
+/// Runs `specs` once per seed replicate (`seeds` of them, all in one parallel batch:
+/// replicate r adds r x [`SEED_STRIDE`] to every seed), makes each replicate's report
+/// with `report`, and combines them ([`report::replicate`]), judging the findings again
+/// on the mean figures with `findings`. With one seed, `report` of the runs as they are.
+pub fn run_replicated(
+    specs: &[RunSpec],
+    seeds: u32,
+    progress: Progress,
+    report: impl Fn(Vec<RunRecord>) -> Report,
+    findings: impl Fn(&[Table], &[RunRecord]) -> Vec<floe_core::Finding>,
+) -> Result<Report, SimError> {
+    let seeds = seeds.max(1);
+    let all: Vec<RunSpec> =
+        (0..u64::from(seeds)).flat_map(|r| specs.iter().map(move |s| RunSpec { seed: s.seed + r * SEED_STRIDE, ..s.clone() })).collect();
+    let runs = run_all(&all, progress)?;
+    let reports = runs.chunks(specs.len().max(1)).map(|c| report(c.to_vec())).collect();
+    Ok(report::replicate(reports, findings))
+}
+
 /// The experiments floe knows, as `floe experiment NAME` takes them.
 pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("ice", "Ice §2-3 and §6: the motivation (Figs. 1-2, Table 1, Fig. 4's per-process reclaim), FPS/RIA in four scenarios, refaults and reclaims, power-manager freezing, BG-app sweep, Ice+ (Table 6, Fig. 13), launching over 10 rounds (Fig. 12)"),
@@ -203,15 +227,16 @@ impl From<SimError> for LabError {
     }
 }
 
-/// Runs experiment `name`; `quick` keeps its policies and devices at a smaller size.
-/// `progress` hears of every finished run.
-pub fn run_experiment(name: &str, quick: bool, progress: Progress) -> Result<Report, LabError> {
+/// Runs experiment `name`; `quick` keeps its policies and devices at a smaller size;
+/// `seeds` replicates it over that many seeds (1: once, as the experiment sets its
+/// seeds). `progress` hears of every finished run.
+pub fn run_experiment(name: &str, quick: bool, seeds: u32, progress: Progress) -> Result<Report, LabError> {
     match name {
-        "ice" => Ok(ice::run(quick, progress)?),
-        "smartlmk" => Ok(smartlmk::run(quick, progress)?),
-        "selective" => Ok(selective::run(quick, progress)?),
-        "seal" => Ok(seal::run(quick, progress)?),
-        "asap" => Ok(asap::run(quick, progress)?),
+        "ice" => Ok(ice::run(quick, seeds, progress)?),
+        "smartlmk" => Ok(smartlmk::run(quick, seeds, progress)?),
+        "selective" => Ok(selective::run(quick, seeds, progress)?),
+        "seal" => Ok(seal::run(quick, seeds, progress)?),
+        "asap" => Ok(asap::run(quick, seeds, progress)?),
         other => Err(LabError::Unknown(other.to_string())),
     }
 }
@@ -244,5 +269,29 @@ mod tests {
         assert_eq!(heard[0], (0, 3));
         heard.sort();
         assert_eq!(heard, [(0, 3), (1, 3), (2, 3), (3, 3)]);
+    }
+
+    /// Each replicate runs every spec with its seed moved by the stride, all in one
+    /// batch, and gets a report of its own runs only.
+    #[test]
+    fn replicates_run_every_spec_with_their_own_seeds() {
+        let specs: Vec<RunSpec> = [2u64, 1]
+            .iter()
+            .map(|&seed| RunSpec { seed, use_s: Some(1.0), rounds: Some(1), ..RunSpec::new("nexus5", "selective-c", "android-lmk") })
+            .collect();
+        let heard = Mutex::new(Vec::new());
+        let seen = Mutex::new(Vec::new());
+        let report = |runs: Vec<RunRecord>| {
+            seen.lock().unwrap().push(runs.iter().map(|r| r.seed).collect::<Vec<_>>());
+            let ms = runs.iter().map(|r| r.metrics.launch_ms_mean).sum::<f64>();
+            let tables =
+                vec![Table { title: "t".into(), unit: "ms".into(), rows: vec![Comparison { label: "sum".into(), paper: None, ours: ms }] }];
+            Report { experiment: "x".into(), runs, tables, findings: vec![], notes: vec![], seeds: 1, sd: vec![] }
+        };
+        let rep = run_replicated(&specs, 3, &|done, all| heard.lock().unwrap().push((done, all)), report, |_, _| vec![]).unwrap();
+        assert_eq!(seen.into_inner().unwrap(), [vec![2, 1], vec![1002, 1001], vec![2002, 2001]]);
+        assert_eq!(heard.into_inner().unwrap()[0], (0, 6), "one batch of all six runs");
+        assert_eq!((rep.seeds, rep.runs.len()), (3, 6));
+        assert!(rep.tables[0].rows[0].ours > 0.0 && !rep.sd[0][0].is_nan());
     }
 }

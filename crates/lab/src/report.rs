@@ -38,6 +38,12 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// Notes printed under the tables (how the runs were made, what differs).
     pub notes: Vec<String>,
+    /// How many seed replicates each figure is the mean of (1: one set of runs;
+    /// [`replicate`]).
+    pub seeds: u32,
+    /// With several seeds, each table's rows' standard deviation across them, in the
+    /// order of `tables` and their rows; empty with one.
+    pub sd: Vec<Vec<f64>>,
 }
 
 /// A change smaller than this share of what it is measured against counts as none: a
@@ -71,7 +77,7 @@ impl Want {
 /// (NaN: no runs to take it from) never holds.
 pub fn versus(claim: impl Into<String>, a: (&str, f64), want: Want, b: (&str, f64), unit: &str) -> Finding {
     let holds = !a.1.is_nan() && !b.1.is_nan() && want.holds(a.1, b.1);
-    Finding { claim: claim.into(), holds, evidence: format!("{} {} against {} {}{}", a.0, fmt(a.1), b.0, fmt(b.1), unit_suffix(unit)) }
+    Finding::new(claim, holds, format!("{} {} against {} {}{}", a.0, fmt(a.1), b.0, fmt(b.1), unit_suffix(unit)))
 }
 
 /// The finding `claim` holds if floe's figure (`label`, `value`) lies as `want` says
@@ -84,7 +90,7 @@ pub fn against_bar(claim: impl Into<String>, (label, value): (&str, f64), want: 
             Want::Below => value < bar,
             Want::AtLeast => value >= bar,
         };
-    Finding { claim: claim.into(), holds, evidence: format!("{label} {}{}", fmt(value), unit_suffix(unit)) }
+    Finding::new(claim, holds, format!("{label} {}{}", fmt(value), unit_suffix(unit)))
 }
 
 /// The finding `claim` that a figure rises (`want` +1) or falls (-1) along a sweep
@@ -96,7 +102,7 @@ pub fn trend(claim: impl Into<String>, what: &str, trend: f64, want: f64) -> Fin
         0.0 => "does not change",
         _ => "n/a",
     };
-    Finding { claim: claim.into(), holds: trend == want, evidence: format!("{what} {}", word(trend)) }
+    Finding::new(claim, trend == want, format!("{what} {}", word(trend)))
 }
 
 /// `f` with one more figure behind it, from runs under another assumption (`what`):
@@ -124,27 +130,37 @@ pub fn value(tables: &[Table], title: &str, label: &str) -> f64 {
 }
 
 impl Report {
-    /// Renders every table as aligned text: label, paper, ours, ours minus paper.
+    /// Renders every table as aligned text: label, paper, ours, ours minus paper, and
+    /// with several seeds the standard deviation of ours across them.
     pub fn text(&self) -> String {
         let mut s = String::new();
-        writeln!(s, "experiment {} — {} runs", self.experiment, self.runs.len()).unwrap();
-        for t in &self.tables {
+        write!(s, "experiment {} — {} runs", self.experiment, self.runs.len()).unwrap();
+        if self.seeds > 1 {
+            write!(s, ", {} seeds: each figure their mean, sd its standard deviation across them", self.seeds).unwrap();
+        }
+        writeln!(s).unwrap();
+        for (i, t) in self.tables.iter().enumerate() {
+            let sd = self.sd.get(i);
             writeln!(s, "\n{}  [{}]", t.title, t.unit).unwrap();
             let w = t.rows.iter().map(|r| r.label.len()).max().unwrap_or(10).max(10);
-            writeln!(s, "  {:<w$}  {:>10}  {:>10}  {:>10}", "", "paper", "floe", "diff").unwrap();
-            for r in &t.rows {
+            write!(s, "  {:<w$}  {:>10}  {:>10}  {:>10}", "", "paper", "floe", "diff").unwrap();
+            writeln!(s, "{}", if sd.is_some() { format!("  {:>10}", "sd") } else { String::new() }).unwrap();
+            for (j, r) in t.rows.iter().enumerate() {
                 let (p, d) = match r.paper {
                     Some(p) => (fmt(p), fmt(r.ours - p)),
                     None => ("-".to_string(), "-".to_string()),
                 };
-                writeln!(s, "  {:<w$}  {:>10}  {:>10}  {:>10}", r.label, p, fmt(r.ours), d).unwrap();
+                write!(s, "  {:<w$}  {:>10}  {:>10}  {:>10}", r.label, p, fmt(r.ours), d).unwrap();
+                let dev = sd.map(|v| format!("  {:>10}", fmt(v.get(j).copied().unwrap_or(f64::NAN))));
+                writeln!(s, "{}", dev.unwrap_or_default()).unwrap();
             }
         }
         if !self.findings.is_empty() {
             let held = self.findings.iter().filter(|f| f.holds).count();
+            let of_seeds = if self.seeds > 1 { format!(" (on the {} seeds' mean figures)", self.seeds) } else { String::new() };
             writeln!(
                 s,
-                "\nThe paper's findings in floe's runs: {held} of {} hold  [a change under {:.0} % counts as none]",
+                "\nThe paper's findings in floe's runs{of_seeds}: {held} of {} hold  [a change under {:.0} % counts as none]",
                 self.findings.len(),
                 MIN_CHANGE * 100.0
             )
@@ -161,6 +177,62 @@ impl Report {
         }
         s
     }
+}
+
+/// One report from the reports of the same experiment over several seed replicates
+/// (the same runs, each replicate with its own seeds): every figure the mean of the
+/// replicates' (those that have it, n/a ones left out), beside its standard deviation
+/// across them; the findings judged again by `findings` on the mean figures (and all
+/// the runs), each saying in how many replicates it held on its own; the runs of all.
+/// Tables are matched by position, rows by label. One report comes back as it is.
+pub fn replicate(mut reports: Vec<Report>, findings: impl Fn(&[Table], &[RunRecord]) -> Vec<Finding>) -> Report {
+    if reports.len() <= 1 {
+        return reports.pop().expect("at least one report");
+    }
+    let n = reports.len() as u32;
+    let first = &reports[0];
+    debug_assert!(reports.iter().all(|r| r.tables.len() == first.tables.len()), "replicates with different tables");
+    let (mut tables, mut sd) = (Vec::new(), Vec::new());
+    for (i, t) in first.tables.iter().enumerate() {
+        let same: Vec<&Table> = reports.iter().filter_map(|r| r.tables.get(i)).collect();
+        let mut labels: Vec<&str> = Vec::new();
+        for row in same.iter().flat_map(|t| &t.rows) {
+            if !labels.contains(&row.label.as_str()) {
+                labels.push(&row.label);
+            }
+        }
+        let (mut rows, mut devs) = (Vec::new(), Vec::new());
+        for label in labels {
+            let found: Vec<&Comparison> = same.iter().filter_map(|t| t.rows.iter().find(|r| r.label == label)).collect();
+            let xs: Vec<f64> = found.iter().map(|r| r.ours).filter(|x| !x.is_nan()).collect();
+            rows.push(Comparison { label: label.to_string(), paper: found[0].paper, ours: mean(xs.iter().copied()) });
+            devs.push(stddev(&xs));
+        }
+        tables.push(Table { title: t.title.clone(), unit: t.unit.clone(), rows });
+        sd.push(devs);
+    }
+    let runs: Vec<RunRecord> = reports.iter().flat_map(|r| r.runs.iter().cloned()).collect();
+    let mut judged = findings(&tables, &runs);
+    for (i, f) in judged.iter_mut().enumerate() {
+        let held = reports.iter().filter(|r| r.findings.get(i).is_some_and(|g| g.claim == f.claim && g.holds)).count() as u32;
+        write!(f.evidence, "; holds in {held} of {n} seeds").unwrap();
+        (f.seeds_held, f.seeds) = (Some(held), Some(n));
+    }
+    let mut notes = first.notes.clone();
+    notes.push(format!(
+        "{n} seed replicates (--seeds {n}): replicate r (from 0) ran every run with its seed plus {} r (the --json runs carry their seeds); each figure is the replicates' mean, sd their standard deviation, and each finding is judged on the means and says in how many replicates it holds on its own. Notes above that name a seed describe the first replicate.",
+        crate::SEED_STRIDE
+    ));
+    Report { experiment: first.experiment.clone(), runs, tables, findings: judged, notes, seeds: n, sd }
+}
+
+/// The sample standard deviation of `xs`; NaN with fewer than two.
+pub fn stddev(xs: &[f64]) -> f64 {
+    if xs.len() < 2 {
+        return f64::NAN;
+    }
+    let m = mean(xs.iter().copied());
+    (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt()
 }
 
 /// Mean of `xs`; NaN when there are none.
@@ -261,6 +333,8 @@ mod tests {
             }],
             findings: vec![],
             notes: vec!["n".into()],
+            seeds: 1,
+            sd: vec![],
         };
         let t = r.text();
         assert!(t.contains("25.40") && t.contains("30.00") && t.contains("4.60"), "{t}");
@@ -310,12 +384,60 @@ mod tests {
             versus("SEAL caches at least as many apps as ZSWAP", ("seal", v("seal")), Want::AtLeast, ("zswap", v("zswap")), "apps"),
             against_bar("SEAL caches apps", ("seal", v("seal")), Want::Above, 0.0, "apps"),
         ];
-        let r = Report { experiment: "x".into(), runs: vec![], tables: vec![table], findings, notes: vec!["n".into()] };
+        let r =
+            Report { experiment: "x".into(), runs: vec![], tables: vec![table], findings, notes: vec!["n".into()], seeds: 1, sd: vec![] };
         let t = r.text();
         let at = |s: &str| t.find(s).unwrap_or_else(|| panic!("no `{s}` in {t}"));
         assert!(at("Fig. 13") < at("findings in floe's runs: 1 of 2 hold") && at("1 of 2 hold") < at("note: n"), "{t}");
         assert!(t.contains("  no   SEAL caches at least as many apps as ZSWAP — floe: seal 18.00 against zswap 21.00 apps"), "{t}");
         assert!(t.contains("  yes  SEAL caches apps — floe: seal 18.00 apps"), "{t}");
+    }
+
+    /// Replicates combine into one report: each figure the mean of the replicates that
+    /// have it (n/a left out) beside its standard deviation, rows matched by label (a
+    /// row only some have is kept), findings judged again on the means and counted per
+    /// replicate, all runs kept; the text shows the spread and the seeds. One report
+    /// comes back unchanged.
+    #[test]
+    fn replicates_combine_into_means_with_their_spread_and_counted_findings() {
+        let rep = |seed: u64, seal: f64, zswap: f64, extra: Option<f64>| {
+            let mut rows = vec![
+                Comparison { label: "seal".into(), paper: Some(17.0), ours: seal },
+                Comparison { label: "zswap".into(), paper: Some(15.0), ours: zswap },
+            ];
+            if let Some(x) = extra {
+                rows.push(Comparison { label: "llr".into(), paper: None, ours: x });
+            }
+            let tables = vec![Table { title: "Fig. 13: caching".into(), unit: "apps".into(), rows }];
+            let findings = judge(&tables, &[]);
+            let runs = vec![RunRecord::new("seal", "hikey970", "seal-30apps", seed)];
+            Report { experiment: "seal".into(), runs, tables, findings, notes: vec!["seed 1".into()], seeds: 1, sd: vec![] }
+        };
+        fn judge(t: &[Table], _: &[RunRecord]) -> Vec<Finding> {
+            let v = |l| value(t, "Fig. 13", l);
+            vec![versus("SEAL caches more than ZSWAP", ("seal", v("seal")), Want::Above, ("zswap", v("zswap")), "apps")]
+        }
+        let one = rep(1, 18.0, 21.0, None);
+        assert_eq!(replicate(vec![one.clone()], judge), one);
+
+        let all =
+            replicate(vec![rep(1, 22.0, 21.0, None), rep(1001, 18.0, 21.0, Some(f64::NAN)), rep(2001, 20.0, 21.0, Some(30.0))], judge);
+        assert_eq!(all.seeds, 3);
+        assert_eq!(all.runs.iter().map(|r| r.seed).collect::<Vec<_>>(), [1, 1001, 2001]);
+        let t = &all.tables[0];
+        assert_eq!((t.row("seal").ours, t.row("seal").paper, t.row("zswap").ours, t.row("llr").ours), (20.0, Some(17.0), 21.0, 30.0));
+        assert_eq!(all.sd[0][0], 2.0, "sample standard deviation of 22, 18, 20");
+        assert_eq!(all.sd[0][1], 0.0);
+        assert!(all.sd[0][2].is_nan(), "one figure has no spread");
+        let f = &all.findings[0];
+        assert!(!f.holds, "the mean, 20 against 21, decides");
+        assert_eq!((f.seeds_held, f.seeds), (Some(1), Some(3)));
+        assert_eq!(f.evidence, "seal 20.00 against zswap 21.00 apps; holds in 1 of 3 seeds");
+        let text = all.text();
+        assert!(text.starts_with("experiment seal — 3 runs, 3 seeds"), "{text}");
+        assert!(text.lines().any(|l| l.trim_start().starts_with("seal") && l.trim_end().ends_with("2.00")), "{text}");
+        assert!(text.contains("findings in floe's runs (on the 3 seeds' mean figures): 0 of 1 hold"), "{text}");
+        assert!(all.notes[0] == "seed 1" && all.notes[1].contains("plus 1000 r"), "{:?}", all.notes);
     }
 
     /// The plain statistics the tables share: NaN where there is nothing to take.

@@ -128,9 +128,8 @@ fn shuffled(r: &RunRecord) -> bool {
     r.params.contains_key("shuffle_rounds")
 }
 
-pub fn run(quick: bool, progress: crate::Progress) -> Result<Report, SimError> {
-    let runs = crate::run_all(&specs(quick), progress)?;
-    Ok(report(runs, quick))
+pub fn run(quick: bool, seeds: u32, progress: crate::Progress) -> Result<Report, SimError> {
+    crate::run_replicated(&specs(quick), seeds, progress, |runs| report(runs, quick), |t, _| findings(t))
 }
 
 /// The mean of `f` over the main runs of `policy` with `params` (None: its defaults).
@@ -308,7 +307,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     let fig12 = alerts_by_events(&runs);
     let window = windowed_table(&runs, quick);
     let tables = vec![motivation, warm, alert, fig12, cache, shuffled_table, kills, fig14, sl, kt, mt, window];
-    Report { experiment: "seal".into(), runs, findings: findings(&tables), tables, notes }
+    Report { experiment: "seal".into(), runs, findings: findings(&tables), tables, notes, seeds: 1, sd: vec![] }
 }
 
 /// SEAL's findings (§VI), each checked against the report's tables (the listed launch

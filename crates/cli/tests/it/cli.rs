@@ -183,6 +183,33 @@ fn experiments_check_their_papers_findings() {
     assert!(verdicts.iter().all(|l| l.contains(" — floe: ")), "{verdicts:?}");
 }
 
+/// `--seeds N` replicates an experiment: every run again with its seed moved by 1000,
+/// each finding counted over the replicates (SmartLMK's benchmark draws nothing from
+/// the seed, so its replicates agree: a finding holds in all or none), the text's
+/// figures beside their spread; N = 0 is refused.
+#[test]
+fn experiments_replicate_over_seeds() {
+    let out = floe(&["experiment", "smartlmk", "--quick", "--seeds", "2", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let once = quick_experiment_runs("smartlmk");
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2 * once.len());
+    let seeds = |rs: &[serde_json::Value]| rs.iter().map(|r| r["seed"].as_u64().unwrap()).collect::<Vec<_>>();
+    let moved: Vec<u64> = seeds(&once).iter().map(|s| s + 1000).collect();
+    assert_eq!(seeds(runs), [seeds(&once), moved].concat());
+    for f in v["findings"].as_array().unwrap() {
+        let held = if f["holds"] == true { 2 } else { 0 };
+        assert_eq!((f["seeds_held"].as_u64(), f["seeds"].as_u64()), (Some(held), Some(2)), "{f}");
+    }
+    let text = String::from_utf8_lossy(&floe(&["experiment", "smartlmk", "--quick", "--seeds", "2"]).stdout).to_string();
+    assert!(text.starts_with(&format!("experiment smartlmk — {} runs, 2 seeds", runs.len())), "{text}");
+    assert!(text.lines().any(|l| l.trim_end().ends_with(" sd")), "an sd column: {text}");
+    let bad = floe(&["experiment", "smartlmk", "--seeds", "0"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--seeds"));
+}
+
 #[test]
 fn experiment_ice_quick_json_has_the_contract_shape() {
     let runs = &quick_experiment_runs("ice");

@@ -398,7 +398,7 @@ fn sim(a: SimArgs) -> Result<()> {
         bg_window_s: a.bg_window_s,
     };
     let runs: Vec<RunRecord> = match &a.timeline {
-        None => a.policy.iter().map(|p| floe_sim::run(&dev, &wl, &cat, p, &opts)).collect::<Result<_, _>>()?,
+        None => floe_lab::compare(&dev, &wl, &cat, &a.policy, &opts)?,
         Some(path) => {
             if !(a.timeline_step.is_finite() && a.timeline_step >= 0.001) {
                 bail!("--timeline-step {}: must be a finite number of seconds, at least 0.001", a.timeline_step);

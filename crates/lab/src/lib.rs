@@ -14,7 +14,8 @@ use rayon::prelude::*;
 
 pub use report::{Comparison, Report, Table};
 
-/// Runs each policy on the same device, workload and options, in order.
+/// Runs each policy on the same device, workload and options, side by side: in
+/// parallel (each run is deterministic), the records in the order of `policies`.
 pub fn compare(
     device: &Device,
     workload: &Workload,
@@ -22,7 +23,7 @@ pub fn compare(
     policies: &[String],
     opts: &RunOptions,
 ) -> Result<Vec<RunRecord>, SimError> {
-    policies.iter().map(|p| floe_sim::run(device, workload, catalog, p, opts)).collect()
+    policies.par_iter().map(|p| floe_sim::run(device, workload, catalog, p, opts)).collect()
 }
 
 /// The background window of the experiments' sensitivity runs: cached apps stay active
@@ -269,6 +270,23 @@ mod tests {
         assert_eq!(heard[0], (0, 3));
         heard.sort();
         assert_eq!(heard, [(0, 3), (1, 3), (2, 3), (3, 3)]);
+    }
+
+    /// Side by side, the runs come back in the order of the policies, each the same
+    /// record as a run of its own.
+    #[test]
+    fn compare_keeps_the_policies_order_and_their_runs() {
+        let catalog = Catalog::embedded().unwrap();
+        let mut wl = Workload::load("selective-c", &catalog).unwrap();
+        (wl.use_s, wl.rounds) = (1.0, 1);
+        let dev = Device::load("nexus5").unwrap();
+        let opts = RunOptions { seed: 3, ..Default::default() };
+        let policies: Vec<String> = ["swap-all", "android-lmk", "selective-kill-first"].map(String::from).into();
+        let runs = compare(&dev, &wl, &catalog, &policies, &opts).unwrap();
+        assert_eq!(runs.iter().map(|r| r.policy.as_str()).collect::<Vec<_>>(), ["swap-all", "android-lmk", "selective-kill-first"]);
+        for (p, r) in policies.iter().zip(&runs) {
+            assert_eq!(r, &floe_sim::run(&dev, &wl, &catalog, p, &opts).unwrap());
+        }
     }
 
     /// Each replicate runs every spec with its seed moved by the stride, all in one

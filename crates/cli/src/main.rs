@@ -155,6 +155,11 @@ struct SimArgs {
     /// Seed of every random choice; the same seed gives the same result.
     #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     seed: u64,
+    /// Run every policy with N seeds, --seed and the N - 1 after it, and print each
+    /// metric's mean beside its standard deviation across them (with --json, every
+    /// run: an array, policy by policy).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000), conflicts_with = "timeline")]
+    seeds: u32,
     /// Number of apps cached in the background before the measured part. Where the
     /// workload names a fixed set (Ice's Fig. 1 apps), its first N; beyond it, and
     /// with --draw-bg, a draw from the workload's pool with the seed.
@@ -397,8 +402,11 @@ fn sim(a: SimArgs) -> Result<()> {
         shuffle_rounds: a.shuffle_rounds,
         bg_window_s: a.bg_window_s,
     };
+    if a.seed.checked_add(u64::from(a.seeds) - 1).is_none() {
+        bail!("--seed {} --seeds {}: the last seed would pass {}", a.seed, a.seeds, u64::MAX);
+    }
     let runs: Vec<RunRecord> = match &a.timeline {
-        None => floe_lab::compare(&dev, &wl, &cat, &a.policy, &opts)?,
+        None => floe_lab::compare_seeds(&dev, &wl, &cat, &a.policy, &opts, a.seeds)?,
         Some(path) => {
             if !(a.timeline_step.is_finite() && a.timeline_step >= 0.001) {
                 bail!("--timeline-step {}: must be a finite number of seconds, at least 0.001", a.timeline_step);
@@ -438,6 +446,7 @@ fn sim(a: SimArgs) -> Result<()> {
     };
     if a.json {
         let s = if runs.len() == 1 { serde_json::to_string_pretty(&runs[0])? } else { serde_json::to_string_pretty(&runs)? };
+        // (Several seeds or policies: an array.)
         outln!("{s}");
     } else {
         // Where a name came from a file, say which: a copy of an embedded device keeps
@@ -452,48 +461,73 @@ fn sim(a: SimArgs) -> Result<()> {
             from(Some(&a.workload), &wl.name),
             a.apps.as_deref().map(|f| format!("  apps from {f}")).unwrap_or_default()
         );
-        print_table(&runs, &a.policy, &inputs)?;
+        print_table(&runs, &a.policy, a.seeds as usize, &inputs)?;
     }
     Ok(())
 }
 
-/// Prints the runs side by side, one column per policy as the user named it, under a
-/// line naming the inputs (`inputs`: device and workload) and the run's parameters.
-fn print_table(runs: &[RunRecord], specs: &[String], inputs: &str) -> Result<()> {
+/// Prints the runs side by side, one column per policy as the user named it (each
+/// policy's `seeds` runs follow one another in `runs`), under a line naming the inputs
+/// (`inputs`: device and workload), the seeds and the parameters all runs share. With
+/// several seeds a cell is the mean and, after `±`, the standard deviation across them.
+fn print_table(runs: &[RunRecord], specs: &[String], seeds: usize, inputs: &str) -> Result<()> {
     let r0 = &runs[0];
     let params: Vec<String> = r0
         .params
         .iter()
-        .filter(|(k, _)| *k != "policy_params")
+        .filter(|(k, v)| *k != "policy_params" && runs.iter().all(|r| r.params.get(*k) == Some(v)))
         .map(|(k, v)| format!("{k}={}", serde_json::to_string(v).unwrap_or_default()))
         .collect();
-    outln!("{inputs}  seed {}  {}", r0.seed, params.join(" "));
+    let seed = match seeds {
+        1 => format!("seed {}", r0.seed),
+        n => format!("seeds {} to {} (mean ±standard deviation of {n} runs)", r0.seed, r0.seed + n as u64 - 1),
+    };
+    outln!("{inputs}  {seed}  {}", params.join(" "));
     let cols: Vec<serde_json::Value> = runs.iter().map(|r| serde_json::to_value(&r.metrics).expect("metrics serialise")).collect();
     let names: Vec<String> = match &cols[0] {
         serde_json::Value::Object(m) => m.keys().cloned().collect(),
         _ => vec![],
     };
-    let width = specs.iter().map(|p| p.len()).max().unwrap_or(8).max(12);
+    // serde_json keeps struct order only with preserve_order; use the schema's order.
+    let order = metric_order();
+    let mut rows: Vec<(&str, Vec<String>)> = Vec::new();
+    for name in order.iter().filter(|n| names.iter().any(|m| m == *n)) {
+        let cells = cols
+            .chunks(seeds)
+            .map(|group| {
+                // A run that rendered no frame has no frame rate (the JSON keeps its 0).
+                let frameless = |c: &serde_json::Value| matches!(*name, "fps" | "ria") && c["frames"].as_u64() == Some(0);
+                let xs: Vec<&serde_json::Value> =
+                    group.iter().filter(|c| !frameless(c)).map(|c| &c[*name]).filter(|v| !v.is_null()).collect();
+                match xs.as_slice() {
+                    [] => "-".to_string(),
+                    [serde_json::Value::Number(n)] if n.is_f64() => format!("{:.3}", n.as_f64().unwrap()),
+                    [one] => one.to_string(),
+                    many => {
+                        let v: Vec<f64> = many.iter().filter_map(|x| x.as_f64()).collect();
+                        let (m, sd) = (floe_lab::report::mean(v.iter().copied()), floe_lab::report::stddev(&v));
+                        if many.iter().all(|x| x.is_u64()) {
+                            format!("{m:.1} ±{sd:.1}")
+                        } else {
+                            format!("{m:.3} ±{sd:.3}")
+                        }
+                    }
+                }
+            })
+            .collect();
+        rows.push((name, cells));
+    }
+    let widest = rows.iter().flat_map(|r| r.1.iter().map(|c| c.chars().count())).max().unwrap_or(0);
+    let width = specs.iter().map(|p| p.len()).max().unwrap_or(8).max(widest).max(12);
     out!("{:<20}", "metric");
     for p in specs {
         out!(" {p:>width$}");
     }
     writeln!(std::io::stdout()).context("cannot write to standard output")?;
-    // serde_json keeps struct order only with preserve_order; use the schema's order.
-    let order = metric_order();
-    for name in order.iter().filter(|n| names.iter().any(|m| m == *n)) {
+    for (name, cells) in rows {
         out!("{name:<20}");
-        for c in &cols {
-            let v = &c[*name];
-            // A run that rendered no frame has no frame rate (the JSON keeps its 0).
-            let frameless = matches!(*name, "fps" | "ria") && c["frames"].as_u64() == Some(0);
-            let s = match v {
-                _ if frameless => "-".to_string(),
-                serde_json::Value::Number(n) if n.is_f64() => format!("{:.3}", n.as_f64().unwrap()),
-                serde_json::Value::Null => "-".to_string(),
-                other => other.to_string(),
-            };
-            out!(" {s:>width$}");
+        for c in cells {
+            out!(" {c:>width$}");
         }
         writeln!(std::io::stdout()).context("cannot write to standard output")?;
     }

@@ -23,7 +23,22 @@ pub fn compare(
     policies: &[String],
     opts: &RunOptions,
 ) -> Result<Vec<RunRecord>, SimError> {
-    policies.par_iter().map(|p| floe_sim::run(device, workload, catalog, p, opts)).collect()
+    compare_seeds(device, workload, catalog, policies, opts, 1)
+}
+
+/// [`compare`] over `seeds` seeds, `opts.seed` and the ones after it: every policy with
+/// each, all in parallel; the records policy by policy, each policy's in seed order.
+pub fn compare_seeds(
+    device: &Device,
+    workload: &Workload,
+    catalog: &Catalog,
+    policies: &[String],
+    opts: &RunOptions,
+    seeds: u32,
+) -> Result<Vec<RunRecord>, SimError> {
+    let pairs: Vec<(&String, u64)> =
+        policies.iter().flat_map(|p| (0..u64::from(seeds)).map(move |i| (p, opts.seed.wrapping_add(i)))).collect();
+    pairs.par_iter().map(|&(p, seed)| floe_sim::run(device, workload, catalog, p, &RunOptions { seed, ..opts.clone() })).collect()
 }
 
 /// The background window of the experiments' sensitivity runs: cached apps stay active
@@ -287,6 +302,11 @@ mod tests {
         for (p, r) in policies.iter().zip(&runs) {
             assert_eq!(r, &floe_sim::run(&dev, &wl, &catalog, p, &opts).unwrap());
         }
+        let over = compare_seeds(&dev, &wl, &catalog, &policies[..2], &opts, 3).unwrap();
+        let got: Vec<(&str, u64)> = over.iter().map(|r| (r.policy.as_str(), r.seed)).collect();
+        assert_eq!(got, [("swap-all", 3), ("swap-all", 4), ("swap-all", 5), ("android-lmk", 3), ("android-lmk", 4), ("android-lmk", 5)]);
+        assert_eq!(over[0], runs[0]);
+        assert_eq!(over[4], floe_sim::run(&dev, &wl, &catalog, "android-lmk", &RunOptions { seed: 4, ..opts.clone() }).unwrap());
     }
 
     /// Each replicate runs every spec with its seed moved by the stride, all in one

@@ -80,6 +80,40 @@ fn sim_json_is_one_run_object_with_the_schema_names() {
     assert_eq!(v[1]["policy"], "zswap");
 }
 
+/// `--seeds N` runs every policy with N seeds from --seed on: --json gives every run,
+/// policy by policy, each the run that seed gives alone; the table shows each metric's
+/// mean and spread. It cannot share --timeline, nor run past the last seed.
+#[test]
+fn sim_over_several_seeds() {
+    let (dev, wl, apps) = (format!("{TD}/tiny-device.toml"), format!("{TD}/tiny-workload.toml"), format!("{TD}/tiny-apps.toml"));
+    let base = ["sim", "--device", &dev, "--workload", &wl, "--apps", &apps];
+    let run = |more: &[&str]| floe(&[&base[..], more].concat());
+    let json = |more: &[&str]| serde_json::from_slice::<serde_json::Value>(&run(more).stdout).unwrap();
+    let all = json(&["--policy", "android-lmk,zswap", "--seed", "5", "--seeds", "2", "--json"]);
+    let got: Vec<(String, u64)> =
+        all.as_array().unwrap().iter().map(|r| (r["policy"].as_str().unwrap().to_string(), r["seed"].as_u64().unwrap())).collect();
+    let want: Vec<(String, u64)> =
+        [("android-lmk", 5), ("android-lmk", 6), ("zswap", 5), ("zswap", 6)].map(|(p, s)| (p.to_string(), s)).into();
+    assert_eq!(got, want);
+    assert_eq!(all[3], json(&["--policy", "zswap", "--seed", "6", "--json"]));
+    let text = String::from_utf8_lossy(&run(&["--policy", "android-lmk,zswap", "--seed", "5", "--seeds", "2"]).stdout).to_string();
+    assert!(text.lines().next().unwrap().contains("seeds 5 to 6 (mean ±standard deviation of 2 runs)"), "{text}");
+    let kills = text.lines().find(|l| l.starts_with("kills")).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(kills.matches('±').count(), 2, "{kills}");
+    let k: Vec<f64> = (0..2).map(|i| all[i]["metrics"]["kills"].as_f64().unwrap()).collect();
+    let sd = (k[0] - k[1]).abs() / 2f64.sqrt();
+    assert!(kills.contains(&format!("{:.1} ±{sd:.1}", (k[0] + k[1]) / 2.0)), "android-lmk's kills {k:?}: {kills}");
+    for (args, why) in [
+        (vec!["--seeds", "2", "--timeline", "-"], "--timeline"),
+        (vec!["--seed", "18446744073709551615", "--seeds", "2"], "the last seed"),
+        (vec!["--seeds", "0"], "--seeds"),
+    ] {
+        let out = run(&args);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(why), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
 #[test]
 fn bad_device_file_names_file_line_and_field() {
     let dir = std::env::temp_dir().join(format!("floe-cli-test-{}", std::process::id()));

@@ -184,6 +184,11 @@ fn list_names_every_contract_policy_device_and_workload() {
 /// Before the runs come the paper's findings, each a claim, a verdict and floe's
 /// figures, every one of them found in the report (none n/a).
 fn quick_experiment_runs(name: &str) -> Vec<serde_json::Value> {
+    quick_experiment(name)["runs"].as_array().unwrap().clone()
+}
+
+/// `floe experiment NAME --quick --json`, checked as [`quick_experiment_runs`] says.
+fn quick_experiment(name: &str) -> serde_json::Value {
     let out = floe(&["experiment", name, "--quick", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
@@ -197,7 +202,7 @@ fn quick_experiment_runs(name: &str) -> Vec<serde_json::Value> {
         assert!(f["holds"].is_boolean(), "{f}");
         assert!(f["evidence"].as_str().is_some_and(|e| !e.is_empty() && !e.contains("n/a")), "{name}: {f}");
     }
-    v["runs"].as_array().unwrap().clone()
+    v
 }
 
 /// SmartLMK's and selective swap/kill's quick runs carry their papers' findings too,
@@ -246,7 +251,20 @@ fn experiments_replicate_over_seeds() {
 
 #[test]
 fn experiment_ice_quick_json_has_the_contract_shape() {
-    let runs = &quick_experiment_runs("ice");
+    let v = quick_experiment("ice");
+    // Ice+'s findings are judged with the phones' own killers and show the what-if
+    // killer's share beside the verdict.
+    let ice_plus: Vec<&serde_json::Value> =
+        v["findings"].as_array().unwrap().iter().filter(|f| f["claim"].as_str().unwrap().starts_with("Ice+ ")).collect();
+    assert_eq!(ice_plus.len(), 2, "{ice_plus:?}");
+    for f in ice_plus {
+        let e = f["evidence"].as_str().unwrap();
+        assert!(
+            e.starts_with("ice-plus's share of ice's ") && e.contains(" %; both phones with lmkd's default PSI mode (Table 6 what-if): "),
+            "{e}"
+        );
+    }
+    let runs = v["runs"].as_array().unwrap();
     for p in ["lru-cfs", "ucsg", "acclaim", "power-freezer", "ice", "ice-plus"] {
         assert!(runs.iter().any(|r| r["policy"] == p && r["device"] == "pixel3"), "{p} on pixel3");
         assert!(runs.iter().any(|r| r["policy"] == p && r["device"] == "p20"), "{p} on p20");

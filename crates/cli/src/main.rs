@@ -54,9 +54,11 @@ enum Cmd {
     /// Re-run a seed paper's evaluation and print its tables, the paper's figure beside ours.
     ///
     /// NAME is one of: ice, seal, smartlmk, selective, asap (`floe list experiments` says
-    /// what each re-runs).
+    /// what each re-runs); several separated by commas, or `all`, run one after another
+    /// and end with the count of each paper's findings that hold (--json: an array).
     #[command(after_help = "Examples:
   floe experiment seal --quick          SEAL's figures in under a minute
+  floe experiment all --quick           every paper's evaluation, then how many of each one's findings hold
   floe experiment ice                   the full evaluation (about two minutes on two cores)
   floe experiment asap --json > asap.json
   floe experiment seal --seeds 5        every figure the mean of five seeds, with its spread")]
@@ -623,8 +625,39 @@ fn list(what: ListWhat, apps: Option<&str>) -> Result<()> {
 }
 
 fn experiment(name: &str, quick: bool, seeds: u32, json: bool) -> Result<()> {
-    // A bar on stderr while the runs go (indicatif draws nothing when stderr is not
-    // a terminal, so piped and CI output stay clean).
+    let names: Vec<&str> = if name == "all" { floe_lab::EXPERIMENTS.iter().map(|e| e.0).collect() } else { name.split(',').collect() };
+    // Every name is checked before anything runs.
+    for (i, n) in names.iter().enumerate() {
+        if !floe_lab::EXPERIMENTS.iter().any(|e| e.0 == *n) {
+            bail!("{} or `all`", floe_lab::LabError::Unknown(n.to_string()));
+        }
+        if names[..i].contains(n) {
+            bail!("experiment `{n}` is named twice; each runs once");
+        }
+    }
+    let mut reports = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        let report = run_one_experiment(n, quick, seeds)?;
+        if !json {
+            // Each report as it is done, then (with several) the count of their findings.
+            out!("{}{}", if i > 0 { "\n" } else { "" }, report.text());
+        }
+        reports.push(report);
+    }
+    if json {
+        let records: Vec<_> = reports.iter().map(|r| r.record()).collect();
+        let s = if records.len() == 1 { serde_json::to_string_pretty(&records[0])? } else { serde_json::to_string_pretty(&records)? };
+        outln!("{s}");
+    } else if reports.len() > 1 {
+        out!("\n{}", floe_lab::report::summary(&reports));
+    }
+    Ok(())
+}
+
+/// Runs experiment `name`, with a bar on stderr while its runs go.
+fn run_one_experiment(name: &str, quick: bool, seeds: u32) -> Result<floe_lab::Report> {
+    // indicatif draws nothing when stderr is not a terminal, so piped and CI output
+    // stay clean.
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} runs, {elapsed} (~{eta} left)")
@@ -643,13 +676,7 @@ fn experiment(name: &str, quick: bool, seeds: u32, json: bool) -> Result<()> {
     };
     let report = floe_lab::run_experiment(name, quick, seeds, &progress);
     bar.finish_and_clear();
-    let report = report?;
-    if json {
-        outln!("{}", serde_json::to_string_pretty(&report.record())?);
-    } else {
-        out!("{}", report.text());
-    }
-    Ok(())
+    Ok(report?)
 }
 
 fn bench(a: BenchArgs) -> Result<()> {

@@ -226,6 +226,20 @@ pub fn replicate(mut reports: Vec<Report>, findings: impl Fn(&[Table], &[RunReco
     Report { experiment: first.experiment.clone(), runs, tables, findings: judged, notes, seeds: n, sd }
 }
 
+/// One line per report of how many of its paper's findings hold, then the total: the
+/// closing summary of several experiments run together.
+pub fn summary(reports: &[Report]) -> String {
+    let mut s = String::from("The papers' findings in floe's runs:\n");
+    let (mut held, mut all) = (0, 0);
+    for r in reports {
+        let h = r.findings.iter().filter(|f| f.holds).count();
+        writeln!(s, "  {:<10} {h} of {} hold", r.experiment, r.findings.len()).unwrap();
+        (held, all) = (held + h, all + r.findings.len());
+    }
+    writeln!(s, "  {:<10} {held} of {all} hold", "in all").unwrap();
+    s
+}
+
 /// The sample standard deviation of `xs`; NaN with fewer than two.
 pub fn stddev(xs: &[f64]) -> f64 {
     if xs.len() < 2 {
@@ -438,6 +452,25 @@ mod tests {
         assert!(text.lines().any(|l| l.trim_start().starts_with("seal") && l.trim_end().ends_with("2.00")), "{text}");
         assert!(text.contains("findings in floe's runs (on the 3 seeds' mean figures): 0 of 1 hold"), "{text}");
         assert!(all.notes[0] == "seed 1" && all.notes[1].contains("plus 1000 r"), "{:?}", all.notes);
+    }
+
+    /// Several experiments end with each one's count of findings that hold, and the total.
+    #[test]
+    fn the_summary_counts_each_papers_findings_and_all() {
+        let rep = |name: &str, verdicts: &[bool]| Report {
+            experiment: name.into(),
+            runs: vec![],
+            tables: vec![],
+            findings: verdicts.iter().map(|&h| Finding::new("c (p)", h, "e")).collect(),
+            notes: vec![],
+            seeds: 1,
+            sd: vec![],
+        };
+        let s = summary(&[rep("ice", &[true, false, false]), rep("smartlmk", &[true, true])]);
+        assert_eq!(
+            s,
+            "The papers' findings in floe's runs:\n  ice        1 of 3 hold\n  smartlmk   2 of 2 hold\n  in all     3 of 5 hold\n"
+        );
     }
 
     /// The plain statistics the tables share: NaN where there is nothing to take.

@@ -249,6 +249,33 @@ fn experiments_replicate_over_seeds() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--seeds"));
 }
 
+/// Several experiments named with commas run one after another: the text ends with
+/// each one's count of findings that hold, --json is an array of experiment records.
+/// Unknown or repeated names are refused before anything runs.
+#[test]
+fn experiments_run_together_and_count_their_findings() {
+    let out = floe(&["experiment", "smartlmk,asap", "--quick", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = v.as_array().unwrap().iter().map(|e| e["experiment"].as_str().unwrap()).collect();
+    assert_eq!(names, ["smartlmk", "asap"]);
+    let held = |e: &serde_json::Value| e["findings"].as_array().unwrap().iter().filter(|f| f["holds"] == true).count();
+    let counts: Vec<(usize, usize)> = v.as_array().unwrap().iter().map(|e| (held(e), e["findings"].as_array().unwrap().len())).collect();
+    let text = String::from_utf8_lossy(&floe(&["experiment", "smartlmk,asap", "--quick"]).stdout).to_string();
+    assert!(text.starts_with("experiment smartlmk") && text.contains("\nexperiment asap"), "{text}");
+    let tail = &text[text.rfind("The papers' findings in floe's runs:").unwrap_or_else(|| panic!("{text}"))..];
+    for (name, (h, n)) in ["smartlmk", "asap"].iter().zip(&counts) {
+        assert!(tail.lines().any(|l| l.trim_start().starts_with(name) && l.ends_with(&format!(" {h} of {n} hold"))), "{tail}");
+    }
+    let (h, n) = counts.iter().fold((0, 0), |a, c| (a.0 + c.0, a.1 + c.1));
+    assert!(tail.lines().any(|l| l.trim_start().starts_with("in all") && l.ends_with(&format!(" {h} of {n} hold"))), "{tail}");
+    for (name, why) in [("smartlmk,nope", "unknown experiment `nope`"), ("asap,asap", "named twice")] {
+        let out = floe(&["experiment", name]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(why), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
 #[test]
 fn experiment_ice_quick_json_has_the_contract_shape() {
     let v = quick_experiment("ice");

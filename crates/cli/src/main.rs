@@ -447,9 +447,7 @@ fn sim(a: SimArgs) -> Result<()> {
         }
     };
     if a.json {
-        let s = if runs.len() == 1 { serde_json::to_string_pretty(&runs[0])? } else { serde_json::to_string_pretty(&runs)? };
-        // (Several seeds or policies: an array.)
-        outln!("{s}");
+        outln!("{}", one_or_array(&runs)?);
     } else {
         // Where a name came from a file, say which: a copy of an embedded device keeps
         // its name.
@@ -646,12 +644,19 @@ fn experiment(name: &str, quick: bool, seeds: u32, json: bool) -> Result<()> {
     }
     if json {
         let records: Vec<_> = reports.iter().map(|r| r.record()).collect();
-        let s = if records.len() == 1 { serde_json::to_string_pretty(&records[0])? } else { serde_json::to_string_pretty(&records)? };
-        outln!("{s}");
+        outln!("{}", one_or_array(&records)?);
     } else if reports.len() > 1 {
         out!("\n{}", floe_lab::report::summary(&reports));
     }
     Ok(())
+}
+
+/// Pretty JSON of `xs`: the one object alone, or an array of several.
+fn one_or_array<T: serde::Serialize>(xs: &[T]) -> serde_json::Result<String> {
+    match xs {
+        [one] => serde_json::to_string_pretty(one),
+        many => serde_json::to_string_pretty(many),
+    }
 }
 
 /// Runs experiment `name`, with a bar on stderr while its runs go.

@@ -307,13 +307,7 @@ pub fn paired_cut_stderr(
     seeds.dedup();
     let cuts: Vec<f64> =
         seeds.iter().filter_map(|&s| Some((of(base, s).filter(|&b| b > 0.0)?, of(policy, s)?))).map(|(b, p)| pct_cut(b, p)).collect();
-    if cuts.len() < 2 {
-        return f64::NAN;
-    }
-    let n = cuts.len() as f64;
-    let mean = cuts.iter().sum::<f64>() / n;
-    let var = cuts.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (var / n).sqrt()
+    stddev(&cuts) / (cuts.len() as f64).sqrt()
 }
 
 fn fmt(x: f64) -> String {

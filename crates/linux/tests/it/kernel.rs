@@ -114,6 +114,7 @@ fn refault_counters_and_swappiness_per_app() {
 
 #[test]
 fn psi_triggers_arm_on_the_system_and_on_an_app() {
+    let _quiet = crate::quiet();
     let h = hier();
     let t = floe_linux::sys::PsiTrigger::new("/proc/pressure/memory", false, Duration::from_millis(100), Duration::from_secs(2)).unwrap();
     // Nothing is under pressure here: the trigger does not fire within 50 ms.

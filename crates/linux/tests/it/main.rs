@@ -3,3 +3,13 @@
 
 mod kernel;
 mod zram;
+
+/// Held by the test that swaps an app out and back in (memory stalls, which PSI counts)
+/// and by the one that needs the system free of them (an armed PSI trigger that must
+/// stay quiet), so the two never overlap; the test harness runs tests in parallel.
+static QUIET: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Takes [`QUIET`], whatever a failed test left it in.
+fn quiet() -> std::sync::MutexGuard<'static, ()> {
+    QUIET.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -100,6 +100,7 @@ impl App {
 
 #[test]
 fn pageout_compresses_an_app_and_willneed_prepaging_cuts_its_major_faults() {
+    let _quiet = crate::quiet();
     let _zram = ZramSwap::setup();
     let mut app = App::start();
     let pid = app.p.0.id();

@@ -93,6 +93,15 @@ pub fn against_bar(claim: impl Into<String>, (label, value): (&str, f64), want: 
     Finding::new(claim, holds, format!("{label} {}{}", fmt(value), unit_suffix(unit)))
 }
 
+/// The finding `claim` holds if every one of floe's figures (each a label and a value)
+/// lies within the paper's range `lo..=hi` (a range the paper states, taken as it is);
+/// the evidence names them all. A figure that is n/a never holds.
+pub fn within(claim: impl Into<String>, figures: &[(&str, f64)], (lo, hi): (f64, f64), unit: &str) -> Finding {
+    let holds = !figures.is_empty() && figures.iter().all(|&(_, x)| (lo..=hi).contains(&x));
+    let shown: Vec<String> = figures.iter().map(|(label, x)| format!("{label} {}", fmt(*x))).collect();
+    Finding::new(claim, holds, format!("{}{}", shown.join(", "), unit_suffix(unit)))
+}
+
 /// The finding `claim` that a figure rises (`want` +1) or falls (-1) along a sweep
 /// holds if floe's `trend` (+1, -1, or 0 for no change) is the same.
 pub fn trend(claim: impl Into<String>, what: &str, trend: f64, want: f64) -> Finding {
@@ -370,6 +379,10 @@ mod tests {
         assert_eq!(bar(33.4, Want::Above).evidence, "cut 33.40 %");
         let more = also(bar(33.4, Want::Above), "with less background", "cut 8.61 %");
         assert_eq!((more.evidence.as_str(), more.holds), ("cut 33.40 %; with less background: cut 8.61 %", true));
+        let range = |xs: &[f64]| within("c", &xs.iter().map(|&x| ("r", x)).collect::<Vec<_>>(), (2.0, 5.0), "x");
+        assert!(range(&[2.0, 5.0]).holds && range(&[3.1]).holds && !range(&[2.5, 5.2]).holds && !range(&[1.9]).holds);
+        assert!(!range(&[]).holds && !range(&[3.0, f64::NAN]).holds);
+        assert_eq!(within("c", &[("b1", 2.26), ("b2", 19.5)], (2.0, 5.0), "x").evidence, "b1 2.26, b2 19.50 x");
         let tr = |t: f64| trend("c", "alerts", t, -1.0);
         assert!(tr(-1.0).holds && !tr(1.0).holds && !tr(0.0).holds && !tr(f64::NAN).holds);
         assert_eq!((tr(-1.0).evidence.as_str(), tr(0.0).evidence.as_str()), ("alerts falls", "alerts does not change"));

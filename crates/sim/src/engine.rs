@@ -729,6 +729,7 @@ impl Sim {
             pages.track_swap_slots(flash_cap as u32);
         }
         let seal = seal_cfg.map(|c| {
+            pages.track_sl1_unloadable();
             let anon: Vec<u32> = apps.iter().map(|a| a.anon).collect();
             seal::SealState::new(c, &anon, device.flash.read_4k_us * 1e3, stream(opts.seed, 3))
         });

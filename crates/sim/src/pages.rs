@@ -98,6 +98,10 @@ pub struct PageTable {
     /// order while it can: scan_swap_map's clusters).
     slot_cursor: u32,
     slots_free: u32,
+    /// SEAL's unloader candidates, when tracked ([`PageTable::track_sl1_unloadable`]):
+    /// one bit per page, set while the page is in zram (SL1) with LLR weight 0, so the
+    /// unloader's scan skips 64 pages a word instead of reading each page's record.
+    sl1_unloadable: Vec<u64>,
 }
 
 impl PageTable {
@@ -124,6 +128,7 @@ impl PageTable {
             slots: Vec::new(),
             slot_cursor: 0,
             slots_free: 0,
+            sl1_unloadable: Vec::new(),
         };
         (t, bases)
     }
@@ -168,6 +173,43 @@ impl PageTable {
         debug_assert!(w < 8);
         let f = &mut self.p[p as usize].flags;
         *f = (*f & ((1 << LLR_SHIFT) - 1)) | (w << LLR_SHIFT);
+        self.sync_sl1_unloadable(p);
+    }
+
+    /// Keeps a bit per page of which pages are in zram (SL1) with LLR weight 0, for
+    /// [`PageTable::next_sl1_unloadable`]. Call before any page is in zram.
+    pub fn track_sl1_unloadable(&mut self) {
+        debug_assert_eq!(self.total(Loc::Zram), 0);
+        self.sl1_unloadable = vec![0; self.len().div_ceil(64)];
+    }
+
+    /// The first page in `from..end` that is in zram with LLR weight 0 (tracked pages
+    /// only, see [`PageTable::track_sl1_unloadable`]).
+    pub fn next_sl1_unloadable(&self, from: u32, end: u32) -> Option<u32> {
+        debug_assert!(!self.sl1_unloadable.is_empty(), "SL1 candidates not tracked");
+        let mut w = (from / 64) as usize;
+        let mut bits = self.sl1_unloadable.get(w)? & (!0u64 << (from % 64));
+        loop {
+            if bits != 0 {
+                let p = w as u32 * 64 + bits.trailing_zeros();
+                return (p < end).then_some(p);
+            }
+            w += 1;
+            if w as u32 * 64 >= end {
+                return None;
+            }
+            bits = *self.sl1_unloadable.get(w)?;
+        }
+    }
+
+    #[inline]
+    fn sync_sl1_unloadable(&mut self, p: u32) {
+        if let Some(word) = self.sl1_unloadable.get_mut((p / 64) as usize) {
+            let pg = &self.p[p as usize];
+            let on = pg.loc == Loc::Zram as u8 && pg.flags >> LLR_SHIFT == 0;
+            let bit = 1u64 << (p % 64);
+            *word = if on { *word | bit } else { *word & !bit };
+        }
     }
     #[inline]
     pub fn shadow(&self, p: u32) -> u32 {
@@ -333,6 +375,9 @@ impl PageTable {
         self.totals[from as usize] -= 1;
         self.totals[to as usize] += 1;
         self.p[p as usize].loc = to as u8;
+        if from == Loc::Zram || to == Loc::Zram {
+            self.sync_sl1_unloadable(p);
+        }
         if slot && to == Loc::Flash {
             if cached {
                 self.p[p as usize].prev = self.p[p as usize].shadow;
@@ -457,6 +502,18 @@ impl PageTable {
                 return Err("free swap slots miscounted".into());
             }
         }
+        if !self.sl1_unloadable.is_empty() {
+            for p in 0..n as u32 {
+                let marked = self.sl1_unloadable[(p / 64) as usize] & (1 << (p % 64)) != 0;
+                if marked != (self.loc(p) == Loc::Zram && self.llr_weight(p) == 0) {
+                    return Err(format!(
+                        "page {p}'s SL1 candidate bit is {marked} at {:?} with LLR weight {}",
+                        self.loc(p),
+                        self.llr_weight(p)
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 }
@@ -480,6 +537,34 @@ mod tests {
         assert_eq!(t.count(0, Loc::ActiveAnon), 2);
         assert_eq!(t.count(0, Loc::Absent), 1);
         assert_eq!(t.list_len(Loc::InactiveAnon), 1);
+        t.check().unwrap();
+    }
+
+    /// SEAL's unloader candidates (in zram with LLR weight 0) follow both the page's
+    /// location and its weight, and the search for the next one crosses words and stops
+    /// at its end.
+    #[test]
+    fn sl1_candidates_follow_location_and_weight() {
+        let (mut t, _) = PageTable::new(&[(200, 10)]);
+        t.track_sl1_unloadable();
+        assert_eq!(t.next_sl1_unloadable(0, 210), None);
+        for p in [3, 70, 150, 199] {
+            t.move_to(p, Loc::ActiveAnon);
+            t.move_to(p, Loc::Zram);
+        }
+        t.set_llr_weight(70, 2);
+        assert_eq!(t.next_sl1_unloadable(0, 210), Some(3));
+        assert_eq!(t.next_sl1_unloadable(4, 210), Some(150), "page 70 holds a chance");
+        assert_eq!(t.next_sl1_unloadable(151, 199), None, "the end is exclusive");
+        assert_eq!(t.next_sl1_unloadable(151, 210), Some(199));
+        t.set_llr_weight(70, 0);
+        assert_eq!(t.next_sl1_unloadable(4, 210), Some(70), "its last chance lost in SL1");
+        t.move_to(3, Loc::Flash);
+        t.move_to(150, Loc::ActiveAnon);
+        assert_eq!(t.next_sl1_unloadable(0, 210), Some(70));
+        assert_eq!(t.next_sl1_unloadable(71, 210), Some(199));
+        t.set_llr_weight(5, 0);
+        assert_eq!(t.next_sl1_unloadable(0, 64), None, "weight 0 outside SL1 is no candidate");
         t.check().unwrap();
     }
 

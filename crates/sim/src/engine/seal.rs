@@ -221,14 +221,21 @@ impl Sim {
             let want = (batch as u64).min(room) as u32;
             let a = &self.apps[app as usize];
             let (base, pop) = (a.base, a.populated);
+            // The first `want` pages at or after the cursor that are in SL1 with weight 0;
+            // the cursor ends after the last taken, or at the heap's end.
             let mut c = self.seal_mut().cursor[app as usize];
             let mut pages = Vec::new();
             while c < pop && (pages.len() as u32) < want {
-                let p = base + c;
-                if self.pages.loc(p) == Loc::Zram && self.pages.llr_weight(p) == 0 {
-                    pages.push(p);
+                match self.pages.next_sl1_unloadable(base + c, base + pop) {
+                    Some(p) => {
+                        pages.push(p);
+                        c = p - base + 1;
+                    }
+                    None => {
+                        c = pop;
+                        break;
+                    }
                 }
-                c += 1;
             }
             self.seal_mut().cursor[app as usize] = c;
             if pages.is_empty() {

@@ -70,6 +70,9 @@ pub struct RunSpec {
     pub balloon_mib: Option<f64>,
     /// Overrides the workload's number of rounds (for `--quick`).
     pub rounds: Option<u32>,
+    /// Keeps only the first this many launches of the workload's sequence (for
+    /// `--quick` on workloads whose rounds are concatenated into one sequence).
+    pub launches: Option<usize>,
     /// Draws the background apps with the seed even where the workload fixes them.
     pub draw_bg: bool,
     /// Launches each round in a fresh seeded order instead of the workload's.
@@ -101,6 +104,7 @@ impl RunSpec {
             use_s: None,
             balloon_mib: None,
             rounds: None,
+            launches: None,
             draw_bg: false,
             shuffle_rounds: false,
             bg_window_s: None,
@@ -133,6 +137,9 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
             }
             if let Some(r) = s.rounds {
                 wl.rounds = r;
+            }
+            if let Some(n) = s.launches {
+                wl.sequence.truncate(n.max(1));
             }
             let mut dev = Device::load(&s.device)?;
             if let Some(m) = s.app_mem_mib {
@@ -170,6 +177,9 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
             }
             if let Some(r) = s.rounds {
                 rec.params.insert("rounds".into(), Param::Int(r as i64));
+            }
+            if let Some(n) = s.launches {
+                rec.params.insert("launches".into(), Param::Int(n.max(1) as i64));
             }
             if let Some(m) = s.app_mem_mib {
                 rec.params.insert("app_mem_mib".into(), Param::Float(m));
@@ -331,5 +341,18 @@ mod tests {
         assert_eq!(heard.into_inner().unwrap()[0], (0, 6), "one batch of all six runs");
         assert_eq!((rep.seeds, rep.runs.len()), (3, 6));
         assert!(rep.tables[0].rows[0].ours > 0.0 && !rep.sd[0][0].is_nan());
+    }
+
+    /// A spec's launch cap keeps the head of the workload's sequence: the run launches
+    /// those apps only, in that order, and records the cap among its params.
+    #[test]
+    fn a_launch_cap_keeps_the_head_of_the_sequence() {
+        let catalog = Catalog::embedded().unwrap();
+        let head: Vec<String> = Workload::load("selective-b2", &catalog).unwrap().sequence[..5].to_vec();
+        let spec = RunSpec { use_s: Some(1.0), launches: Some(5), ..RunSpec::new("nexus5", "selective-b2", "android-lmk") };
+        let run = &run_all(&[spec], &|_, _| {}).unwrap()[0];
+        let launched: Vec<&str> = run.launches.iter().map(|l| l.app.as_str()).collect();
+        assert_eq!(launched, head.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(run.params.get("launches"), Some(&Param::Int(5)));
     }
 }

@@ -165,7 +165,6 @@ fn heavy_rows(runs: &[RunRecord], window: bool) -> Vec<Comparison> {
 /// is summed over them.
 fn against_original(runs: &[RunRecord]) -> Table {
     let avg = |wls: &[&str], p: &str| wls.iter().map(|wl| get(runs, wl, p, |m| m.launch_ms_mean)).sum::<f64>() / wls.len() as f64;
-    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
     let mut rows = Vec::new();
     for (p, name) in [("swap-all", "swap-all"), ("selective-kill-first", "kill-first"), ("selective-swap-first", "swap-first")] {
         let label = format!("a {name} / original: mean launch");
@@ -197,7 +196,7 @@ fn heavy_by_pass(runs: &[RunRecord]) -> Table {
         let pass_mean = |r: &RunRecord, k: usize| crate::report::mean(r.launches.iter().skip(k * APPS_B).take(APPS_B).map(|l| l.ms));
         for k in 0..swap.launches.len().min(original.launches.len()).div_ceil(APPS_B) {
             let label = format!("{} pass {}", wl.trim_start_matches("selective-"), k + 1);
-            t.rows.push(Comparison { label, paper: None, ours: pass_mean(swap, k) / pass_mean(original, k) });
+            t.rows.push(Comparison { label, paper: None, ours: ratio(pass_mean(swap, k), pass_mean(original, k)) });
         }
     }
     t
@@ -208,9 +207,20 @@ fn heavy_by_pass(runs: &[RunRecord]) -> Table {
 fn traffic_ratio(runs: &[RunRecord], window: bool, scenario: &str, wls: &[&str]) -> Comparison {
     let traffic =
         |p: &str| wls.iter().map(|wl| get_where(runs, window, wl, p, |m| (m.flash_read_bytes + m.flash_write_bytes) as f64)).sum::<f64>();
-    let (swap, original) = (traffic("swap-all"), traffic("android-lmk"));
-    let ours = if original > 0.0 { swap / original } else { f64::NAN };
-    Comparison { label: format!("{scenario} swap-all / original: flash traffic"), paper: None, ours }
+    Comparison {
+        label: format!("{scenario} swap-all / original: flash traffic"),
+        paper: None,
+        ours: ratio(traffic("swap-all"), traffic("android-lmk")),
+    }
+}
+
+/// `a` over `b`; n/a (NaN) when `b` is not positive.
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        f64::NAN
+    }
 }
 
 pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
@@ -247,7 +257,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     let by_pass = heavy_by_pass(&runs);
     let notes = vec![
         format!("{}; seed 1.", if quick { "--quick: one pass over each scenario's apps instead of ten (A1, B1: 1 round; A2, B2: the first of their 10 random orders); C once" } else { "full run: every scenario as its workload file sets it" }),
-        "Known differences: cached apps keep the background activity Ice measured in an app's first 10 s in the background for as long as they are cached, and app footprints are those of later app versions than the paper's Android 6 apps (docs/MODEL-NOTES.md); the 24 apps' background working sets then exceed the Nexus 5's RAM, so every swapping policy pages them through flash. Swap-first, which swaps down to 100 MB free before killing (and with free memory held at its 144 MiB min watermark kills only when a kswapd pass frees nothing, Algorithm 1's OOM step), and swap-all suffer most: the Nexus 5's 3.4 kernel reads the aligned eight swap slots around every swap-in from flash, mostly other apps' pages that went out in the same reclaim pass, whose frames push out pages about to be used, so in B swap-all is over ten times slower than the original Android where the paper reports 2-5x, and kill-first's lead over it is larger than the paper's (docs/MODEL-NOTES.md, 'Swap readahead from flash'). The last table runs B1 and B2 again with cached apps active only in their first 30 s in the background (the main runs never end it; no seed measures how long it lasts): what of kill-first's lead rests on that activity (docs/MODEL-NOTES.md, 'Known issue: background activity never decays').".into(),
+        "Known differences: cached apps keep the background activity Ice measured in an app's first 10 s in the background for as long as they are cached, and app footprints are those of later app versions than the paper's Android 6 apps (docs/MODEL-NOTES.md); the 24 apps' background working sets then exceed the Nexus 5's RAM, so every swapping policy pages them through flash. Swap-first, which swaps down to 100 MB free before killing (and with free memory held at its 144 MiB min watermark kills only when a kswapd pass frees nothing, Algorithm 1's OOM step), and swap-all suffer most: the Nexus 5's 3.4 kernel reads the aligned eight swap slots around every swap-in from flash, mostly other apps' pages that went out in the same reclaim pass, whose frames push out pages about to be used, so in B swap-all falls further behind the original Android with every pass over the apps (the pass-by-pass table), to over ten times slower in a full run where the paper reports 2-5x, and kill-first's lead over it is larger than the paper's (docs/MODEL-NOTES.md, 'Swap readahead from flash'). The last table runs B1 and B2 again with cached apps active only in their first 30 s in the background (the main runs never end it; no seed measures how long it lasts): what of kill-first's lead rests on that activity (docs/MODEL-NOTES.md, 'Known issue: background activity never decays').".into(),
     ];
     let tables = vec![mean, sd, original, by_pass, heavy, quiet];
     Report { experiment: "selective".into(), runs, findings: findings(&tables), tables, notes, seeds: 1, sd: vec![] }

@@ -222,7 +222,7 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("ice", "Ice §2-3 and §6: the motivation (Figs. 1-2, Table 1, Fig. 4's per-process reclaim), FPS/RIA in four scenarios, refaults and reclaims, power-manager freezing, BG-app sweep, Ice+ (Table 6, Fig. 13), launching over 10 rounds (Fig. 12)"),
     ("seal", "SEAL §II-B and §VI: swap against none (Figs. 2-4); warm launch, interaction alerts (also by Monkey events, Fig. 12), caching over 10 rounds of 30 apps; SL size, k and mu sweeps"),
     ("smartlmk", "SmartLMK §6.2-6.5: the launch tracker's parameters (Fig. 6); 256-launch benchmark over balloons 0-128 MB: total launch time, resumes, per-app launch time and resumes, kills"),
-    ("selective", "Selective swap/kill §V: scenarios A1-C on the Nexus 5; mean and stddev of launch time, by target type, flash traffic"),
+    ("selective", "Selective swap/kill §III and §V: scenarios A1-C on the Nexus 5; mean and stddev of launch time, by target type, flash traffic; every scheme against the original Android (Figs. 2, 5-8)"),
     ("asap", "ASAP §6: switch time per app over three sequences on the Pixel 4 and 3a; anon-only, file-only, both; precision and recall"),
 ];
 

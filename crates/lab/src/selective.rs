@@ -2,7 +2,8 @@
 //! launch time, mean and standard deviation, in scenarios A1/A2 (12 apps), B1/B2 (24)
 //! and C (30, trace-like) on the Nexus 5, for the original Android (no swap), the
 //! swap-supported Android (swap-all) and the kill-first and swap-first variants; the
-//! same launches by target type (Fig. 10) and scenario C's flash traffic (Fig. 11(a)).
+//! same launches by target type (Fig. 10) and scenario C's flash traffic (Fig. 11(a));
+//! every scheme against the original Android as §V and §III's Fig. 2 set them.
 
 use crate::report::{against_bar, also, pct_cut, value, within, Comparison, Report, Table, Want, MIN_CHANGE};
 use crate::{windowed, RunSpec, OBSERVED_BG_WINDOW_S};

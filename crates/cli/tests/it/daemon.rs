@@ -5,8 +5,9 @@
 //! its knapsack chooses from a restored history, through pidfds, and nothing else;
 //! selective swap/kill keeps a kill-target's memory out of swap while a swap-target's
 //! goes; lmkd's PSI mode kills cached apps on memory stalls, never by minfree. Each test owns its cgroups, processes, socket, state database and (if it had to
-//! set it up) zram swap, and removes them. The tests run alone (`crate::alone`): they
-//! share zram and time the kernel.
+//! set it up) zram swap, and removes them; what a killed run left (its PID gone) the
+//! next run removes. The tests run alone (`crate::alone`): they share zram and time the
+//! kernel.
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -66,6 +67,8 @@ struct Itest {
 fn itest(name: &str, zram: bool) -> Itest {
     let tag = format!("floe-itest-{name}-{}", std::process::id());
     let (v2, mem) = (mount("cgroup2", None), mount("cgroup", Some("memory")));
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| sweep_stale(&[&v2, &mem], &std::env::temp_dir()));
     let mut c = Cleanup { procs: vec![], dirs: vec![], files: vec![], trees: vec![], zram: false };
     if zram {
         c.zram = zram_swap();
@@ -101,6 +104,69 @@ impl Itest {
             self.c.dirs.extend(apps.iter().map(|a| root.join(a)));
         }
     }
+}
+
+/// Removes what an earlier run of these tests left when it was killed before its
+/// cleanup ran: groups named `floe-itest-NAME-PID` under `bases` (their empty children
+/// first) and files `floe-itest-NAME-PID.*` in `tmp`, whose PID is no live process.
+/// A group that still holds a process stays (rmdir refuses it); a live run's are never
+/// touched.
+fn sweep_stale(bases: &[&Path], tmp: &Path) {
+    let stale = |name: &str| {
+        let Some(rest) = name.strip_prefix("floe-itest-") else { return false };
+        let stem = rest.split('.').next().unwrap_or(rest);
+        let pid = stem.rsplit('-').next().and_then(|p| p.parse::<u32>().ok());
+        pid.is_some_and(|pid| pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists())
+    };
+    let names = |dir: &Path| -> Vec<PathBuf> {
+        let entries = std::fs::read_dir(dir).map(|rd| rd.flatten().collect::<Vec<_>>()).unwrap_or_default();
+        entries.into_iter().filter(|e| stale(&e.file_name().to_string_lossy())).map(|e| e.path()).collect()
+    };
+    for base in bases {
+        for group in names(base).into_iter().filter(|d| d.is_dir()) {
+            let children = std::fs::read_dir(&group).map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect::<Vec<_>>());
+            for child in children.unwrap_or_default() {
+                let _ = std::fs::remove_dir(child);
+            }
+            let _ = std::fs::remove_dir(&group);
+        }
+    }
+    for file in names(tmp).into_iter().filter(|f| f.is_file()) {
+        let _ = std::fs::remove_file(file);
+    }
+}
+
+/// A run killed before its cleanup leaves its groups and files; the next run removes
+/// them, and nothing of a live process's.
+#[test]
+fn a_killed_runs_leftovers_are_swept_and_a_live_runs_kept() {
+    let _alone = crate::alone();
+    let v2 = mount("cgroup2", None);
+    let tmp = std::env::temp_dir().join(format!("floe-sweep-test-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut dead = Command::new("true").spawn().unwrap();
+    let dead_pid = dead.id();
+    dead.wait().unwrap();
+    let (stale, live) = (v2.join(format!("floe-itest-sweep-{dead_pid}")), v2.join(format!("floe-itest-sweep-{}", std::process::id())));
+    let mut c = Cleanup {
+        procs: vec![],
+        dirs: vec![live.clone(), stale.clone(), stale.join("busy")],
+        files: vec![],
+        trees: vec![tmp.clone()],
+        zram: false,
+    };
+    for d in [&stale.join("busy"), &live] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let (stale_file, live_file) =
+        (tmp.join(format!("floe-itest-sweep-{dead_pid}.toml")), tmp.join(format!("floe-itest-sweep-{}.db-wal", std::process::id())));
+    for f in [&stale_file, &live_file] {
+        std::fs::write(f, "x").unwrap();
+    }
+    sweep_stale(&[&v2], &tmp);
+    assert!(!stale.exists() && !stale_file.exists(), "the dead run's group and file are gone");
+    assert!(live.is_dir() && live_file.is_file(), "this run's are kept");
+    c.files.push(live_file);
 }
 
 fn mount(fs: &str, opt: Option<&str>) -> PathBuf {

@@ -169,6 +169,25 @@ fn a_killed_runs_leftovers_are_swept_and_a_live_runs_kept() {
     c.files.push(live_file);
 }
 
+/// Waits (up to 30 s) until the system's memory stall time grows by less than 20 ms over
+/// 2.2 s, longer than lmkd's 2 s trigger windows, so no trigger fires on stalls from
+/// before the test.
+fn settle_memory_psi() {
+    let total_us = || {
+        let psi = std::fs::read_to_string("/proc/pressure/memory").expect("needs PSI");
+        let some = psi.lines().find(|l| l.starts_with("some")).expect("a `some` line");
+        some.split_whitespace().find_map(|f| f.strip_prefix("total=")).and_then(|t| t.parse::<u64>().ok()).expect("total=")
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let before = total_us();
+        std::thread::sleep(Duration::from_millis(2200));
+        if total_us() - before < 20_000 || Instant::now() > deadline {
+            return;
+        }
+    }
+}
+
 fn mount(fs: &str, opt: Option<&str>) -> PathBuf {
     let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     for l in mi.lines() {
@@ -875,6 +894,9 @@ fn lmkd_kills_cached_apps_on_memory_stalls(mode: &str) {
     c.dirs.push(stall_group.clone());
     std::fs::write(stall_group.join("memory.limit_in_bytes"), "24M").unwrap();
 
+    // lmkd's triggers look back 2 s: stalls of the test before (its stressor) would fire
+    // them at once and kill the apps before they are adopted.
+    settle_memory_psi();
     let (daemon, log) = start_daemon(&cfg, "policy android-lmk, 3 apps");
     c.procs.push(daemon);
     assert!(log.lock().unwrap().iter().any(|l| l.contains("lmkd: PSI mode")), "{:?}", log.lock().unwrap());

@@ -423,19 +423,21 @@ mod tests {
         }
     }
 
+    /// A run of `p` in `wl` with `metrics`, one with the background window if `window`.
+    fn run_with(wl: &str, p: &str, window: bool, metrics: Metrics) -> RunRecord {
+        let mut r = RunRecord { metrics, ..RunRecord::new(p, "nexus5", wl, 1) };
+        if window {
+            r.params.insert("bg_window_s".into(), floe_core::Param::Float(OBSERVED_BG_WINDOW_S));
+        }
+        r
+    }
+
     /// The main tables read the runs with activity throughout; the window's table reads
     /// its own runs only.
     #[test]
     fn windowed_runs_fill_their_own_table() {
         let run = |wl: &str, p: &str, window: bool, mean: f64| {
-            let mut r = RunRecord {
-                metrics: Metrics { launch_ms_mean: mean, launch_ms_stddev: mean / 2.0, ..Default::default() },
-                ..RunRecord::new(p, "nexus5", wl, 1)
-            };
-            if window {
-                r.params.insert("bg_window_s".into(), floe_core::Param::Float(OBSERVED_BG_WINDOW_S));
-            }
-            r
+            run_with(wl, p, window, Metrics { launch_ms_mean: mean, launch_ms_stddev: mean / 2.0, ..Default::default() })
         };
         let mut runs = Vec::new();
         for wl in HEAVY {
@@ -461,14 +463,8 @@ mod tests {
     #[test]
     fn schemes_are_set_against_the_original_android() {
         let run = |wl: &str, p: &str, window: bool, mean: f64, traffic: u64| {
-            let mut r = RunRecord {
-                metrics: Metrics { launch_ms_mean: mean, flash_read_bytes: traffic, flash_write_bytes: traffic, ..Default::default() },
-                ..RunRecord::new(p, "nexus5", wl, 1)
-            };
-            if window {
-                r.params.insert("bg_window_s".into(), floe_core::Param::Float(OBSERVED_BG_WINDOW_S));
-            }
-            r
+            let m = Metrics { launch_ms_mean: mean, flash_read_bytes: traffic, flash_write_bytes: traffic, ..Default::default() };
+            run_with(wl, p, window, m)
         };
         let mut runs = Vec::new();
         // (scenario, policy, mean launch, traffic): A1 + A2 swap-all 1,600 against 2,000

@@ -173,11 +173,8 @@ fn a_killed_runs_leftovers_are_swept_and_a_live_runs_kept() {
 /// 2.2 s, longer than lmkd's 2 s trigger windows, so no trigger fires on stalls from
 /// before the test.
 fn settle_memory_psi() {
-    let total_us = || {
-        let psi = std::fs::read_to_string("/proc/pressure/memory").expect("needs PSI");
-        let some = psi.lines().find(|l| l.starts_with("some")).expect("a `some` line");
-        some.split_whitespace().find_map(|f| f.strip_prefix("total=")).and_then(|t| t.parse::<u64>().ok()).expect("total=")
-    };
+    let path = "/proc/pressure/memory";
+    let total_us = || floe_linux::procfs::parse_psi(path, &std::fs::read_to_string(path).expect("needs PSI")).unwrap().some.total_us;
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let before = total_us();

@@ -2,6 +2,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
+use floe_core::input::num;
 use floe_core::RunRecord;
 use floe_sim::{Catalog, Device, RunOptions, Sim, Workload};
 use std::io::Write;
@@ -284,7 +285,7 @@ fn main() {
 }
 
 fn daemon(check: bool, config: Option<&str>, policy: &str, dry_run: bool, timeline: Option<String>) -> Result<()> {
-    let cfg = config.map(floe_linux::daemon::Config::load).transpose().map_err(anyhow::Error::msg)?;
+    let cfg = config.map(floe_linux::daemon::Config::load).transpose()?;
     let policy = cfg.as_ref().map_or(policy, |c| c.policy.as_str());
     if floe_policies::lookup(policy).is_none() {
         bail!("unknown policy `{policy}` (see `floe list policies`)");
@@ -391,10 +392,10 @@ fn sim(a: SimArgs) -> Result<()> {
     }
     // The run checks this too; here the message names the flag.
     if let Some(b) = a.balloon_mib.filter(|&b| !dev.balloon_fits(b)) {
-        bail!("--balloon-mib {b}: {}", dev.balloon_rule());
+        bail!("--balloon-mib {}: {}", num(b), dev.balloon_rule());
     }
     if let Some(w) = a.bg_window_s.filter(|&w| !floe_sim::bg_window_fits(w)) {
-        bail!("--bg-window-s {w}: must be a number of seconds from 0 to {} (a week)", floe_sim::MAX_RUN_S);
+        bail!("--bg-window-s {}: must be a number of seconds from 0 to {} (a week)", num(w), floe_sim::MAX_RUN_S);
     }
     let opts = RunOptions {
         seed: a.seed,
@@ -411,7 +412,7 @@ fn sim(a: SimArgs) -> Result<()> {
         None => floe_lab::compare_seeds(&dev, &wl, &cat, &a.policy, &opts, a.seeds)?,
         Some(path) => {
             if !(a.timeline_step.is_finite() && a.timeline_step >= 0.001) {
-                bail!("--timeline-step {}: must be a finite number of seconds, at least 0.001", a.timeline_step);
+                bail!("--timeline-step {}: must be a finite number of seconds, at least 0.001", num(a.timeline_step));
             }
             if path == "-" && a.json {
                 bail!("--timeline - writes the CSV to standard output; it cannot share it with --json");

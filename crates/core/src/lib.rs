@@ -5,6 +5,7 @@
 //! sees the world only through [`SystemView`].
 
 pub mod event;
+pub mod input;
 pub mod lmkd;
 pub mod metrics;
 pub mod policy;

@@ -13,6 +13,7 @@ use crate::state::prepage_key;
 use crate::state::Store;
 use crate::sys::{anon_ranges, Pidfd, PsiTrigger, MADV_COLD, MADV_PAGEOUT, MADV_WILLNEED};
 use crate::{read, Error, Result};
+use floe_core::input::{num, parse, ConfigError, Input};
 use floe_core::lmkd::{self, LowPressure, PsiLevel};
 use floe_core::{
     Action, AppId, AppInfo, AppState, CpuClass, Event, LaunchKind, LmkMode, LmkdMode, MemInfo, Nanos, PageKind, Pages, Policy,
@@ -194,72 +195,94 @@ fn default_priority() -> PriorityClass {
 
 impl Config {
     /// Parses and validates; errors name the file, line and key.
-    pub fn parse(path: &str, text: &str) -> std::result::Result<Config, String> {
-        let c: Config = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| text[..s.start].lines().count().max(1));
-            format!("{path}{}: {}", line.map(|l| format!(":{l}")).unwrap_or_default(), e.message())
-        })?;
+    pub fn parse(path: &str, text: &str) -> std::result::Result<Config, ConfigError> {
+        let input = Input::new(path, text);
+        let c: Config = parse(&input)?;
+        let err = |key: &str, message: String| Err(input.error(key, message));
         if floe_policies::lookup(&c.policy).is_none() {
-            return Err(format!("{path}: policy: unknown policy `{}` (see `floe list policies`)", c.policy));
+            return err("policy", format!("unknown policy `{}` (see `floe list policies`)", c.policy));
         }
         if c.cgroup_root.is_empty() || c.cgroup_root.contains("..") || c.cgroup_root.starts_with('/') {
-            return Err(format!("{path}: cgroup_root: must be a relative path without `..`, got `{}`", c.cgroup_root));
+            return err("cgroup_root", format!("must be a relative path without `..`, got `{}`", c.cgroup_root));
         }
         if !(10..=60_000).contains(&c.sample_ms) {
-            return Err(format!("{path}: sample_ms: must be 10..=60000, got {}", c.sample_ms));
+            return err("sample_ms", format!("must be 10..=60000, got {}", c.sample_ms));
         }
         if !(c.sample_ms..=600_000).contains(&c.idle_sample_ms) {
-            return Err(format!("{path}: idle_sample_ms: must be sample_ms ({})..=600000, got {}", c.sample_ms, c.idle_sample_ms));
+            return err("idle_sample_ms", format!("must be sample_ms ({})..=600000, got {}", c.sample_ms, c.idle_sample_ms));
         }
         if !(10..=600_000).contains(&c.discover_ms) {
-            return Err(format!("{path}: discover_ms: must be 10..=600000, got {}", c.discover_ms));
+            return err("discover_ms", format!("must be 10..=600000, got {}", c.discover_ms));
         }
         if !(1..=86_400).contains(&c.state_save_s) {
-            return Err(format!("{path}: state_save_s: must be 1..=86400, got {}", c.state_save_s));
+            return err("state_save_s", format!("must be 1..=86400, got {}", c.state_save_s));
         }
         if !(100..=3_600_000).contains(&c.timeline_ms) {
-            return Err(format!("{path}: timeline_ms: must be 100..=3600000, got {}", c.timeline_ms));
+            return err("timeline_ms", format!("must be 100..=3600000, got {}", c.timeline_ms));
         }
         if c.memory_limit_mib == Some(0) {
-            return Err(format!("{path}: memory_limit_mib: must be above 0"));
+            return err("memory_limit_mib", "must be above 0".into());
         }
         for (i, &(adj, mib)) in c.minfree_mib.iter().enumerate() {
+            // The element is named with its index: the levels are a list of values.
+            let key = format!("minfree_mib[{i}]");
+            let err = |message: String| Err(input.error_at(&key, &key, message));
             if !((-1000..=1000).contains(&adj) && mib >= 0.0 && mib.is_finite()) {
-                return Err(format!("{path}: minfree_mib[{i}]: needs an oom_adj in -1000..=1000 and MiB >= 0, got [{adj}, {mib}]"));
+                return err(format!("needs an oom_adj in -1000..=1000 and MiB >= 0, got [{adj}, {}]", num(mib)));
             }
             if i > 0 && adj <= c.minfree_mib[i - 1].0 {
-                return Err(format!("{path}: minfree_mib[{i}]: levels must be in ascending oom_adj order"));
+                return err("levels must be in ascending oom_adj order".into());
+            }
+            if let Some(limit) = c.memory_limit_mib.filter(|&l| mib >= l as f64) {
+                return err(format!(
+                    "level {} MiB is not below memory_limit_mib ({limit}): free memory never reaches it, so the killer would kill at every check",
+                    num(mib)
+                ));
             }
         }
         if let Some(l) = &c.adopt_layout {
             if l.is_empty() || l.contains("..") || l.starts_with('/') {
-                return Err(format!(
-                    "{path}: adopt_layout: must be a path relative to the cgroup v2 mount without `..` (\".\" for the mount), got `{l}`"
-                ));
+                return err(
+                    "adopt_layout",
+                    format!("must be a path relative to the cgroup v2 mount without `..` (\".\" for the mount), got `{l}`"),
+                );
             }
         }
         for (i, a) in c.apps.iter().enumerate() {
+            let at = |key: &str, message: String| Err(input.error_at(&format!("app[{i}].{key}"), &format!("app.{key}"), message));
             if c.adopt_layout.is_some() && (a.exe.is_some() || a.cmdline.is_some() || a.uid.is_none()) {
-                return Err(format!(
-                    "{path}: app[{i}] ({}): with adopt_layout, apps are the layout's uid_N groups; name them by `uid` only",
-                    a.name
-                ));
+                let key = if a.exe.is_some() {
+                    "exe"
+                } else if a.cmdline.is_some() {
+                    "cmdline"
+                } else {
+                    "uid"
+                };
+                return at(
+                    key,
+                    format!("app `{}`: with adopt_layout, apps are the layout's uid_N groups; name them by `uid` only", a.name),
+                );
             }
             if a.name.is_empty() || a.name.contains('/') || a.name.contains(char::is_whitespace) {
-                return Err(format!("{path}: app[{i}].name: must be a non-empty name without `/` or spaces"));
+                return at("name", format!("`{}`: must be a non-empty name without `/` or spaces", a.name));
             }
             if a.exe.is_none() && a.cmdline.is_none() && a.uid.is_none() {
-                return Err(format!("{path}: app[{i}] ({}): needs at least one of exe, cmdline, uid", a.name));
+                return at("name", format!("app `{}` needs at least one of exe, cmdline, uid", a.name));
             }
             if c.apps[..i].iter().any(|b| b.name == a.name) {
-                return Err(format!("{path}: app[{i}].name: `{}` appears twice", a.name));
+                return at("name", format!("`{}` appears twice", a.name));
             }
         }
         Ok(c)
     }
 
-    pub fn load(path: &str) -> std::result::Result<Config, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    pub fn load(path: &str) -> std::result::Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: path.to_string(),
+            line: None,
+            field: None,
+            message: format!("cannot read: {e}"),
+        })?;
         Config::parse(path, &text)
     }
 }
@@ -1825,14 +1848,25 @@ mod tests {
         let c = Config::parse("f.toml", "[[app]]\nname = \"cam\"\nexe = \"/usr/bin/cam\"\n").unwrap();
         assert_eq!((c.policy.as_str(), c.cgroup_root.as_str(), c.sample_ms, c.discover_ms), ("ice", "floe", 100, 1000));
         assert_eq!(c.apps[0].name, "cam");
-        let e = Config::parse("f.toml", "policy = \"ice\"\nsample_ms = \"fast\"\n").unwrap_err();
-        assert!(e.starts_with("f.toml:2"), "{e}");
-        let e = Config::parse("f.toml", "polcy = \"ice\"\n").unwrap_err();
+        let bad = |text: &str| Config::parse("f.toml", text).unwrap_err().to_string();
+        let e = bad("policy = \"ice\"\nsample_ms = \"fast\"\n");
+        assert!(e.starts_with("f.toml:2: field `sample_ms`"), "{e}");
+        let e = bad("polcy = \"ice\"\n");
         assert!(e.contains("polcy") && e.starts_with("f.toml:1"), "{e}");
-        assert!(Config::parse("f.toml", "policy = \"nope\"\n").unwrap_err().contains("unknown policy"));
-        assert!(Config::parse("f.toml", "cgroup_root = \"../x\"\n").unwrap_err().contains("cgroup_root"));
-        assert!(Config::parse("f.toml", "[[app]]\nname = \"a\"\n").unwrap_err().contains("needs at least one"));
-        assert!(Config::parse("f.toml", "[[app]]\nname = \"a\"\nuid = 1\n[[app]]\nname = \"a\"\nuid = 2\n").unwrap_err().contains("twice"));
+        // What the checks after parsing refuse is located too: file, line and key.
+        assert!(bad("# floe\n\npolicy = \"nope\"\n").starts_with("f.toml:3: field `policy`: unknown policy"));
+        assert!(bad("cgroup_root = \"../x\"\n").starts_with("f.toml:1: field `cgroup_root`"));
+        assert!(bad("dry_run = true\nsample_ms = 5\n").starts_with("f.toml:2: field `sample_ms`: must be 10..=60000, got 5"));
+        let e = bad("minfree_mib = [\n  [0, 72],\n  [900, -1],\n]\n");
+        assert!(e.starts_with("f.toml:3: field `minfree_mib[1]`") && e.ends_with("got [900, -1]"), "{e}");
+        let e = bad("[[app]]\nname = \"a\"\n");
+        assert!(e.starts_with("f.toml:2: field `app.name`") && e.contains("needs at least one"), "{e}");
+        let e = bad("[[app]]\nname = \"a\"\nuid = 1\n[[app]]\nname = \"a\"\nuid = 2\n");
+        assert!(e.starts_with("f.toml:5: field `app.name`") && e.contains("twice"), "{e}");
+        let e = bad("adopt_layout = \".\"\n[[app]]\nname = \"a\"\ncmdline = \"x\"\nuid = 3\n");
+        assert!(e.starts_with("f.toml:4: field `app.cmdline`"), "{e}");
+        let e = Config::load("/nonexistent/floe.toml").unwrap_err().to_string();
+        assert!(e.starts_with("/nonexistent/floe.toml: cannot read"), "{e}");
     }
 
     #[test]
@@ -1840,8 +1874,8 @@ mod tests {
         let c = Config::parse("f.toml", "timeline = \"/tmp/t.csv\"\n").unwrap();
         assert_eq!((c.timeline.as_deref(), c.timeline_ms), (Some(Path::new("/tmp/t.csv")), 1000));
         assert_eq!(Config::parse("f.toml", "").unwrap().timeline, None);
-        let e = Config::parse("f.toml", "timeline_ms = 5\n").unwrap_err();
-        assert!(e.contains("timeline_ms") && e.contains("5"), "{e}");
+        let e = Config::parse("f.toml", "timeline_ms = 5\n").unwrap_err().to_string();
+        assert!(e.starts_with("f.toml:1: field `timeline_ms`") && e.ends_with("got 5"), "{e}");
         // Linux 5.8+: the per-type totals count everything (here 20 pages of a memory
         // cgroup's own reclaim besides the machine's 110), direct only the machine's.
         let new =
@@ -1898,18 +1932,20 @@ mod tests {
             Config::parse("f.toml", "memory_limit_mib = 512\nminfree_mib = [[200, 8], [900, 64.5]]\nstate_db = \"/tmp/x.db\"\n").unwrap();
         assert_eq!((c.memory_limit_mib, c.minfree_mib.clone(), c.state_save_s), (Some(512), vec![(200, 8.0), (900, 64.5)], 5));
         assert_eq!(Config::parse("f.toml", "").unwrap().minfree_mib[5], (950, 180.0));
-        let e = Config::parse("f.toml", "minfree_mib = [[900, 8], [200, 64]]\n").unwrap_err();
+        let e = Config::parse("f.toml", "minfree_mib = [[900, 8], [200, 64]]\n").unwrap_err().to_string();
         assert!(e.contains("minfree_mib[1]") && e.contains("ascending"), "{e}");
-        assert!(Config::parse("f.toml", "minfree_mib = [[900, -1]]\n").unwrap_err().contains("minfree_mib[0]"));
-        assert!(Config::parse("f.toml", "memory_limit_mib = 0\n").unwrap_err().contains("memory_limit_mib"));
-        assert!(Config::parse("f.toml", "state_save_s = 0\n").unwrap_err().contains("state_save_s"));
+        assert!(Config::parse("f.toml", "minfree_mib = [[900, -1]]\n").unwrap_err().to_string().contains("minfree_mib[0]"));
+        assert!(Config::parse("f.toml", "memory_limit_mib = 0\n").unwrap_err().to_string().contains("memory_limit_mib"));
+        let e = Config::parse("f.toml", "memory_limit_mib = 256\nminfree_mib = [[0, 72], [900, 300]]\n").unwrap_err().to_string();
+        assert!(e.starts_with("f.toml:2: field `minfree_mib[1]`: level 300 MiB is not below memory_limit_mib (256)"), "{e}");
+        assert!(Config::parse("f.toml", "state_save_s = 0\n").unwrap_err().to_string().contains("state_save_s"));
         assert_eq!(Config::parse("f.toml", "").unwrap().lmkd, LmkdMode::Minfree);
         assert_eq!(Config::parse("f.toml", "lmkd = \"psi\"\n").unwrap().lmkd, LmkdMode::Psi);
-        let e = Config::parse("f.toml", "policy = \"ice\"\nlmkd = \"vmpressure\"\n").unwrap_err();
+        let e = Config::parse("f.toml", "policy = \"ice\"\nlmkd = \"vmpressure\"\n").unwrap_err().to_string();
         assert!(e.starts_with("f.toml:2") && e.contains("vmpressure") && e.contains("psi"), "{e}");
         let c = Config::parse("f.toml", "[[app]]\nname = \"a\"\nuid = 1\npriority = \"low\"\nstate_marker = \"/tmp/m\"\n").unwrap();
         assert_eq!((c.apps[0].priority, c.apps[0].state_marker.as_deref()), (PriorityClass::Low, Some(Path::new("/tmp/m"))));
-        let e = Config::parse("f.toml", "[[app]]\nname = \"a\"\nuid = 1\npriority = \"urgent\"\n").unwrap_err();
+        let e = Config::parse("f.toml", "[[app]]\nname = \"a\"\nuid = 1\npriority = \"urgent\"\n").unwrap_err().to_string();
         assert!(e.starts_with("f.toml:4") && e.contains("urgent"), "{e}");
     }
 
@@ -1917,10 +1953,10 @@ mod tests {
     fn an_adopted_layout_names_apps_by_uid_only() {
         let c = Config::parse("f.toml", "adopt_layout = \".\"\n[[app]]\nname = \"camera\"\nuid = 10061\n").unwrap();
         assert_eq!(c.adopt_layout.as_deref(), Some("."));
-        let e = Config::parse("f.toml", "adopt_layout = \"apps\"\n[[app]]\nname = \"cam\"\nexe = \"/bin/cam\"\n").unwrap_err();
-        assert!(e.contains("app[0] (cam)") && e.contains("by `uid` only"), "{e}");
-        assert!(Config::parse("f.toml", "adopt_layout = \"/sys/fs/cgroup\"\n").unwrap_err().contains("adopt_layout"));
-        assert!(Config::parse("f.toml", "adopt_layout = \"a/../b\"\n").unwrap_err().contains("adopt_layout"));
+        let e = Config::parse("f.toml", "adopt_layout = \"apps\"\n[[app]]\nname = \"cam\"\nexe = \"/bin/cam\"\n").unwrap_err().to_string();
+        assert!(e.starts_with("f.toml:4: field `app.exe`: app `cam`") && e.contains("by `uid` only"), "{e}");
+        assert!(Config::parse("f.toml", "adopt_layout = \"/sys/fs/cgroup\"\n").unwrap_err().to_string().contains("adopt_layout"));
+        assert!(Config::parse("f.toml", "adopt_layout = \"a/../b\"\n").unwrap_err().to_string().contains("adopt_layout"));
     }
 
     #[test]
@@ -1951,7 +1987,7 @@ mod tests {
             let v = sc.scan();
             assert!(!v.iter().any(|p| p.pid == child.id() as i32));
         }
-        assert!(Config::parse("f.toml", "sample_ms = 200\nidle_sample_ms = 100\n").unwrap_err().contains("idle_sample_ms"));
+        assert!(Config::parse("f.toml", "sample_ms = 200\nidle_sample_ms = 100\n").unwrap_err().to_string().contains("idle_sample_ms"));
     }
 
     #[test]

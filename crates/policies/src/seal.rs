@@ -140,7 +140,7 @@ impl Seal {
                 "mu" => {
                     let x = num(v)?;
                     if !(0.0..=1.0).contains(&x) {
-                        return Err(format!("`mu` must be in 0..=1, got {x}"));
+                        return Err(format!("`mu` must be in 0..=1, got {v}"));
                     }
                     if self.setup.hpl_mu.is_none() {
                         return Err(format!("`mu` needs HPL, which `{}` does not use", self.name));
@@ -150,7 +150,7 @@ impl Seal {
                 "sl1" | "sl2" => {
                     let x = num(v)?;
                     if !(x.is_finite() && x > 0.0) {
-                        return Err(format!("`{k}` must be a positive size in MiB, got {x}"));
+                        return Err(format!("`{k}` must be a positive size in MiB, got {v}"));
                     }
                     if k == "sl1" {
                         self.setup.sl1_mib = Some(x);

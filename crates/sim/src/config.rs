@@ -1,208 +1,14 @@
 //! Devices, the app catalog and workloads: their TOML schema (data/README.md), loading
 //! from the embedded data/ or from user files, and validation with file:line errors.
 
+pub use floe_core::input::ConfigError;
+use floe_core::input::{num, parse, Input};
 use floe_core::PriorityClass;
 use serde::Deserialize;
 use std::fmt;
 use std::path::Path;
 
 include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
-
-/// A problem with an input file, located as precisely as the input allows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
-    pub file: String,
-    /// 1-based line, when known.
-    pub line: Option<usize>,
-    /// The key (or app name) the problem is about, when known.
-    pub field: Option<String>,
-    pub message: String,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
-        if let Some(l) = self.line {
-            write!(f, ":{l}")?;
-        }
-        if let Some(k) = &self.field {
-            write!(f, ": field `{k}`")?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-/// One step of a path into a TOML document: a key of a table, or an element of an
-/// array (of values or of tables).
-#[derive(Clone, Debug, PartialEq)]
-enum Seg {
-    Key(String),
-    Index(usize),
-}
-
-/// Splits a dotted path such as `app[3].name` or `background.fixed[1]` (keys of this
-/// schema hold no dots or brackets).
-fn segments(path: &str) -> Vec<Seg> {
-    let mut out = Vec::new();
-    for part in path.split('.').filter(|p| !p.is_empty()) {
-        let mut rest = part;
-        if let Some(i) = rest.find('[') {
-            out.push(Seg::Key(rest[..i].to_string()));
-            rest = &rest[i..];
-            while let Some(end) = rest.find(']') {
-                if let Ok(n) = rest[1..end].parse() {
-                    out.push(Seg::Index(n));
-                }
-                rest = &rest[end + 1..];
-            }
-        } else {
-            out.push(Seg::Key(rest.to_string()));
-        }
-    }
-    out
-}
-
-/// A key or value of a parsed document: its path, the field name errors show for it
-/// (the dotted keys, restarting inside an array of tables and ending at an array of
-/// values), and where its key and its value are in the text.
-struct Node {
-    path: Vec<Seg>,
-    field: String,
-    key: Option<std::ops::Range<usize>>,
-    value: Option<std::ops::Range<usize>>,
-    table: bool,
-}
-
-fn walk(item: &toml_edit::Item, node: Node, out: &mut Vec<Node>) {
-    let (path, field, in_values) = (node.path.clone(), node.field.clone(), item.is_array());
-    out.push(node);
-    if let Some(t) = item.as_table_like() {
-        for (k, _) in t.iter() {
-            if let Some((key, child)) = t.get_key_value(k) {
-                let mut p = path.clone();
-                p.push(Seg::Key(k.to_string()));
-                let f = if field.is_empty() { k.to_string() } else { format!("{field}.{k}") };
-                let table = child.is_table_like();
-                walk(child, Node { path: p, field: f, key: key.span(), value: child.span(), table }, out);
-            }
-        }
-        return;
-    }
-    for i in 0.. {
-        let Some(child) = item.get(i) else { break };
-        let mut p = path.clone();
-        p.push(Seg::Index(i));
-        // Inside an array of tables the field restarts (an app's `name`); an element
-        // of an array of values is shown as the array.
-        let f = if in_values { field.clone() } else { String::new() };
-        walk(child, Node { path: p, field: f, key: None, value: child.span(), table: child.is_table_like() }, out);
-    }
-}
-
-/// An input file's name and text; parsed once more (keeping spans) when a problem is to
-/// be located by its key's full dotted path.
-struct Input<'a> {
-    file: &'a str,
-    src: &'a str,
-    nodes: std::cell::OnceCell<Vec<Node>>,
-}
-
-impl<'a> Input<'a> {
-    fn new(file: &'a str, src: &'a str) -> Input<'a> {
-        Input { file, src, nodes: std::cell::OnceCell::new() }
-    }
-
-    /// Every key and value of the document, parents before children.
-    fn nodes(&self) -> &[Node] {
-        self.nodes.get_or_init(|| {
-            let mut nodes = Vec::new();
-            if let Ok(doc) = toml_edit::ImDocument::parse(self.src) {
-                let root = doc.as_item();
-                walk(root, Node { path: Vec::new(), field: String::new(), key: None, value: root.span(), table: true }, &mut nodes);
-            }
-            nodes
-        })
-    }
-
-    /// The 1-based line holding byte `at`.
-    fn line_at(&self, at: usize) -> usize {
-        self.src.as_bytes()[..at.min(self.src.len())].iter().filter(|&&b| b == b'\n').count() + 1
-    }
-
-    /// The line of `path`: its key's line, or its value's for an array element; the
-    /// nearest enclosing table's header line when the key is absent; none for the
-    /// top level.
-    fn line_of(&self, path: &str) -> Option<usize> {
-        let mut path = segments(path);
-        while !path.is_empty() {
-            if let Some(n) = self.nodes().iter().find(|n| n.path == path) {
-                return n.key.clone().or(n.value.clone()).map(|r| self.line_at(r.start));
-            }
-            path.pop();
-        }
-        None
-    }
-
-    /// An error about the value at `path` (e.g. `memory.ram_mib`, `app[3].anon_mib`),
-    /// shown as `field`.
-    fn error_at(&self, path: &str, field: &str, message: impl Into<String>) -> ConfigError {
-        ConfigError { file: self.file.to_string(), line: self.line_of(path), field: Some(field.to_string()), message: message.into() }
-    }
-
-    /// An error about the value at `path`, shown under the same name.
-    fn error(&self, path: &str, message: impl Into<String>) -> ConfigError {
-        let field: Vec<&str> = path.split('.').map(|p| p.split('[').next().unwrap_or(p)).collect();
-        self.error_at(path, &field.join("."), message)
-    }
-
-    /// Locates an error of deserialization: a missing field in the table it belongs
-    /// to (at the table's header line; no line at the top level), anything else at the
-    /// deepest key or value holding the error's position.
-    fn de_error(&self, e: &toml::de::Error) -> ConfigError {
-        let message = e.message().trim().to_string();
-        let at = |field: String, line: Option<usize>| ConfigError {
-            file: self.file.to_string(),
-            line,
-            field: Some(field),
-            message: message.clone(),
-        };
-        let Some(span) = e.span() else {
-            return ConfigError { file: self.file.to_string(), line: None, field: None, message };
-        };
-        let missing = message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`'));
-        if let Some(name) = missing {
-            // serde reports a missing field on the table that lacks it.
-            let table = self.nodes().iter().rfind(|n| n.table && (n.value == Some(span.clone()) || n.key == Some(span.clone())));
-            return match table {
-                Some(n) if n.path.is_empty() => at(name.to_string(), None),
-                Some(n) => {
-                    let field = if n.field.is_empty() { name.to_string() } else { format!("{}.{name}", n.field) };
-                    at(field, Some(self.line_at(span.start)))
-                }
-                None => at(name.to_string(), Some(self.line_at(span.start))),
-            };
-        }
-        let holds =
-            |r: &Option<std::ops::Range<usize>>| r.as_ref().is_some_and(|r| r.start <= span.start && span.start < r.end.max(r.start + 1));
-        let line = self.line_at(span.start);
-        match self.nodes().iter().filter(|n| !n.path.is_empty() && (holds(&n.key) || holds(&n.value))).max_by_key(|n| n.path.len()) {
-            Some(n) if !n.field.is_empty() => at(n.field.clone(), Some(line)),
-            _ => {
-                // No key holds the position (the text is not TOML): name the key the line
-                // sets, if any.
-                let text = self.src.lines().nth(line - 1).unwrap_or("");
-                let field = text.split_once('=').map(|(k, _)| k.trim().to_string()).filter(|k| !k.is_empty() && !k.starts_with('['));
-                ConfigError { file: self.file.to_string(), line: Some(line), field, message }
-            }
-        }
-    }
-}
-
-fn parse<T: for<'de> Deserialize<'de>>(input: &Input) -> Result<T, ConfigError> {
-    toml::from_str(input.src).map_err(|e| input.de_error(&e))
-}
 
 fn embedded(path: &str) -> Option<&'static str> {
     EMBEDDED.iter().find(|(p, _)| *p == path).map(|(_, s)| *s)
@@ -444,17 +250,23 @@ impl Device {
         let err = |k: &str, msg: String| Err(input.error(k, msg));
         name_rule(&self.name).map_or(Ok(()), |why| err("name", why))?;
         if !(m.ram_mib.is_finite() && m.ram_mib > 0.0 && m.ram_mib <= MAX_MIB) {
-            return err("memory.ram_mib", format!("must be a positive number of MiB up to {MAX_MIB} ({MAX_MIB_WHY}), got {}", m.ram_mib));
+            return err(
+                "memory.ram_mib",
+                format!("must be a positive number of MiB up to {MAX_MIB} ({MAX_MIB_WHY}), got {}", num(m.ram_mib)),
+            );
         }
         if !(m.app_mem_mib.is_finite() && m.app_mem_mib > 0.0) {
-            return err("memory.app_mem_mib", format!("must be a positive number, got {}", m.app_mem_mib));
+            return err("memory.app_mem_mib", format!("must be a positive number, got {}", num(m.app_mem_mib)));
         }
         if m.app_mem_mib > m.ram_mib {
-            return err("memory.app_mem_mib", format!("{} MiB left to apps is more than the {} MiB of RAM", m.app_mem_mib, m.ram_mib));
+            return err(
+                "memory.app_mem_mib",
+                format!("{} MiB left to apps is more than the {} MiB of RAM", num(m.app_mem_mib), num(m.ram_mib)),
+            );
         }
         let (min, low, high) = (m.watermark_min_mib, m.watermark_low_mib, m.watermark_high_mib);
         if !(min.is_finite() && min >= 0.0) {
-            return err("memory.watermark_min_mib", format!("must be zero or more, got {min}"));
+            return err("memory.watermark_min_mib", format!("must be zero or more, got {}", num(min)));
         }
         if !(min <= low && low <= high) {
             // Name the watermark out of order with both others when there is one (the
@@ -466,12 +278,15 @@ impl Device {
             } else {
                 "memory.watermark_low_mib"
             };
-            return err(k, format!("watermarks must satisfy min <= low <= high, got min {min}, low {low}, high {high} MiB"));
+            return err(
+                k,
+                format!("watermarks must satisfy min <= low <= high, got min {}, low {}, high {} MiB", num(min), num(low), num(high)),
+            );
         }
         if high * 2.0 > m.app_mem_mib {
             return err(
                 "memory.watermark_high_mib",
-                format!("the high watermark ({high} MiB) is more than half of app memory ({} MiB)", m.app_mem_mib),
+                format!("the high watermark ({} MiB) is more than half of app memory ({} MiB)", num(high), num(m.app_mem_mib)),
             );
         }
         for (i, &(adj, mib)) in m.minfree.iter().enumerate() {
@@ -483,14 +298,15 @@ impl Device {
                 return err(&k, "minfree must list [oom_adj, MiB] pairs with strictly ascending adj".into());
             }
             if !(mib.is_finite() && mib >= 0.0) {
-                return err(&k, format!("minfree levels must be MiB >= 0, got {mib}"));
+                return err(&k, format!("minfree levels must be MiB >= 0, got {}", num(mib)));
             }
             if mib > m.app_mem_mib {
                 return err(
                     &k,
                     format!(
-                        "level {mib} MiB is more than the {} MiB left to apps (app_mem_mib): free memory never reaches it, so the LMK would kill at every check",
-                        m.app_mem_mib
+                        "level {} MiB is more than the {} MiB left to apps (app_mem_mib): free memory never reaches it, so the LMK would kill at every check",
+                        num(mib),
+                        num(m.app_mem_mib)
                     ),
                 );
             }
@@ -500,37 +316,38 @@ impl Device {
             return err(
                 "memory.shared_rss_mib",
                 format!(
-                    "must be 0..={system} MiB (the system's share of RAM, ram_mib - app_mem_mib, where shared pages live), got {}",
-                    m.shared_rss_mib
+                    "must be 0..={} MiB (the system's share of RAM, ram_mib - app_mem_mib, where shared pages live), got {}",
+                    num(system),
+                    num(m.shared_rss_mib)
                 ),
             );
         }
         let z = &self.zram;
         let zram_max = ZRAM_MAX_PER_RAM * m.ram_mib;
         if !(z.size_mib.is_finite() && z.size_mib >= 0.0 && z.size_mib <= zram_max) {
-            return err("zram.size_mib", format!("must be 0..={zram_max} MiB, twice the RAM ({ZRAM_MAX_WHY}), got {}", z.size_mib));
+            return err("zram.size_mib", format!("must be 0..={zram_max} MiB, twice the RAM ({ZRAM_MAX_WHY}), got {}", num(z.size_mib)));
         }
         if !(z.ratio.is_finite() && (1.0..=MAX_ZRAM_RATIO).contains(&z.ratio)) {
-            return err("zram.ratio", format!("must be 1..={MAX_ZRAM_RATIO} ({RATIO_WHY}), got {}", z.ratio));
+            return err("zram.ratio", format!("must be 1..={MAX_ZRAM_RATIO} ({RATIO_WHY}), got {}", num(z.ratio)));
         }
         for (k, v) in [("zram.compress_us_per_page", z.compress_us_per_page), ("zram.decompress_us_per_page", z.decompress_us_per_page)] {
             if !(v.is_finite() && (0.0..=MAX_CODEC_US).contains(&v)) {
-                return err(k, format!("must be 0..={MAX_CODEC_US} us ({CODEC_WHY}), got {v}"));
+                return err(k, format!("must be 0..={MAX_CODEC_US} us ({CODEC_WHY}), got {}", num(v)));
             }
         }
         let f = &self.flash;
         for (k, v) in [("flash.read_4k_us", f.read_4k_us), ("flash.write_4k_us", f.write_4k_us)] {
             if !(v.is_finite() && v > 0.0 && v <= MAX_FLASH_US) {
-                return err(k, format!("must be a positive number of us up to {MAX_FLASH_US} ({FLASH_US_WHY}), got {v}"));
+                return err(k, format!("must be a positive number of us up to {MAX_FLASH_US} ({FLASH_US_WHY}), got {}", num(v)));
             }
         }
         for (k, v) in [("flash.seq_read_mib_s", f.seq_read_mib_s), ("flash.seq_write_mib_s", f.seq_write_mib_s)] {
             if !(v.is_finite() && (MIN_FLASH_MIB_S..=MAX_MIB).contains(&v)) {
-                return err(k, format!("must be {MIN_FLASH_MIB_S}..={MAX_MIB} MiB/s ({FLASH_MIB_S_WHY}), got {v}"));
+                return err(k, format!("must be {MIN_FLASH_MIB_S}..={MAX_MIB} MiB/s ({FLASH_MIB_S_WHY}), got {}", num(v)));
             }
         }
         if let Some(v) = f.swap_mib.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= MAX_MIB)) {
-            return err("flash.swap_mib", format!("must be a positive number of MiB up to {MAX_MIB} ({MAX_MIB_WHY}), got {v}"));
+            return err("flash.swap_mib", format!("must be a positive number of MiB up to {MAX_MIB} ({MAX_MIB_WHY}), got {}", num(v)));
         }
         if let Some(v) = f.page_cluster.filter(|v| *v > MAX_PAGE_CLUSTER) {
             return err(
@@ -660,13 +477,13 @@ impl Catalog {
             ];
             for (k, v, max, why) in nums {
                 if !(v.is_finite() && (0.0..=max).contains(&v)) {
-                    return err(k, format!("must be 0..={max} ({why}), got {v}"));
+                    return err(k, format!("must be 0..={max} ({why}), got {}", num(v)));
                 }
             }
             if !(a.bg_period_s.is_finite() && (MIN_BG_PERIOD_S..=MAX_BG_PERIOD_S).contains(&a.bg_period_s)) {
                 return err(
                     "bg_period_s",
-                    format!("must be {MIN_BG_PERIOD_S}..={MAX_BG_PERIOD_S} s ({BG_PERIOD_WHY}), got {}", a.bg_period_s),
+                    format!("must be {MIN_BG_PERIOD_S}..={MAX_BG_PERIOD_S} s ({BG_PERIOD_WHY}), got {}", num(a.bg_period_s)),
                 );
             }
             let parts = [
@@ -816,7 +633,7 @@ impl Workload {
             return err("sequence", "the sequence names no app".into());
         }
         if !(0.0..=MAX_MIB).contains(&self.balloon_mib) {
-            return err("balloon_mib", format!("must be 0..={MAX_MIB} MiB ({MAX_MIB_WHY}), got {}", self.balloon_mib));
+            return err("balloon_mib", format!("must be 0..={MAX_MIB} MiB ({MAX_MIB_WHY}), got {}", num(self.balloon_mib)));
         }
         self.check_apps(input, catalog)?;
         if let Some(b) = &self.background {
@@ -863,7 +680,7 @@ impl Workload {
         self.check_time(&input, bg_apps)?;
         let b = self.balloon_mib;
         if own_balloon && !device.balloon_fits(b) {
-            return Err(input.error("balloon_mib", format!("{b} MiB: {}", device.balloon_rule())));
+            return Err(input.error("balloon_mib", format!("{} MiB: {}", num(b), device.balloon_rule())));
         }
         Ok(())
     }
@@ -900,7 +717,7 @@ impl Workload {
         let bg_use_s = self.background.as_ref().map_or(0.0, |b| b.use_s);
         for (k, v) in [("use_s", self.use_s), ("idle_s", self.idle_s), ("background.use_s", bg_use_s)] {
             if !(v.is_finite() && (0.0..=MAX_RUN_S).contains(&v)) {
-                return err(k, format!("must be 0..={MAX_RUN_S} s ({MAX_RUN_WHY}), got {v}"));
+                return err(k, format!("must be 0..={MAX_RUN_S} s ({MAX_RUN_WHY}), got {}", num(v)));
             }
         }
         let (rounds, apps) = (self.rounds as usize, self.sequence.len());
@@ -1118,6 +935,8 @@ mod tests {
         for (dev, from, to, key, says) in [
             ("p20", "ratio = 2.58", "ratio = 0.5", "zram.ratio", "1..=128"),
             ("p20", "ratio = 2.58", "ratio = 1e300", "zram.ratio", "zsmalloc"),
+            // A rejected number is shown as written, not as its 301 digits.
+            ("p20", "ram_mib = 6144.0", "ram_mib = 1e300", "memory.ram_mib", "got 1e300"),
             ("p20", "size_mib = 1024.0", "size_mib = 1e9", "zram.size_mib", "twice the RAM"),
             ("hikey970", "swap_mib = 2048.0", "swap_mib = 1e9", "flash.swap_mib", "1 TiB"),
             ("nexus5", "page_cluster = 3", "page_cluster = 9", "flash.page_cluster", "0..=5"),

@@ -19,6 +19,7 @@ use launch::{invariant_share, LaunchSet, Spread, Walk};
 use crate::cpu::{self, BgGroup, Cpu};
 use crate::flash::{Flash, Op};
 use crate::pages::{Loc, PageTable, F_LOCKED, F_REFERENCED, F_SHADOW, F_YOUNG};
+use floe_core::input::num;
 use floe_core::{
     Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LaunchLog, LmkMode, LmkdMode, MemInfo, Metrics, Nanos,
     PageKind, Pages, Param, Policy, RunRecord, Setup, SwapSetup, SystemView,
@@ -550,20 +551,22 @@ fn check(device: &Device, workload: &Workload, catalog: &Catalog, setup: &Setup,
     }
     workload.check_run(device, catalog, want, opts.balloon_mib.is_none())?;
     if let Some(b) = opts.balloon_mib.filter(|&b| !device.balloon_fits(b)) {
-        return run(format!("a balloon of {b} MiB was asked for; {}", device.balloon_rule()));
+        return run(format!("a balloon of {} MiB was asked for; {}", num(b), device.balloon_rule()));
     }
     if let Some(w) = opts.bg_window_s.filter(|&w| !bg_window_fits(w)) {
-        return run(format!("a background window of {w} s was asked for; it must be 0 to {} s (a week)", crate::config::MAX_RUN_S));
+        return run(format!("a background window of {} s was asked for; it must be 0 to {} s (a week)", num(w), crate::config::MAX_RUN_S));
     }
     if let Some(seal) = setup.seal.filter(|_| setup.swap == SwapSetup::TwoLevel) {
         let sl1_max = ZRAM_MAX_PER_RAM * device.memory.ram_mib;
         if let Some(sl1) = seal.sl1_mib.filter(|&x| !(x > 0.0 && x <= sl1_max)) {
             return run(format!(
-                "SEAL's sl1 of {sl1} MiB is more than {sl1_max} MiB, twice the device's RAM (SL1 holds uncompressed pages like zram, and {ZRAM_MAX_WHY})"
+                "SEAL's sl1 of {} MiB is more than {} MiB, twice the device's RAM (SL1 holds uncompressed pages like zram, and {ZRAM_MAX_WHY})",
+                num(sl1),
+                num(sl1_max)
             ));
         }
         if let Some(sl2) = seal.sl2_mib.filter(|&x| !(x > 0.0 && x <= MAX_MIB)) {
-            return run(format!("SEAL's sl2 of {sl2} MiB is more than {MAX_MIB} MiB ({MAX_MIB_WHY})"));
+            return run(format!("SEAL's sl2 of {} MiB is more than {MAX_MIB} MiB ({MAX_MIB_WHY})", num(sl2)));
         }
     }
     // Page ids are 32-bit and app ids 16-bit: every app the run may hold must fit.

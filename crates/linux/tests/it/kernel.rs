@@ -5,6 +5,7 @@
 
 use floe_linux::cgroup::{AppGroup, Hierarchies};
 use floe_linux::sys::Pidfd;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
@@ -26,11 +27,76 @@ fn hier() -> Hierarchies {
     let h = Hierarchies::detect().expect("read mountinfo");
     assert!(h.v2.is_some(), "this test needs a cgroup2 mount: {h:?}");
     assert!(h.memory_v1.is_some() && h.freezer_v1.is_some(), "this test needs the v1 memory and freezer hierarchies: {h:?}");
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| {
+        let bases: Vec<&Path> = [&h.v2, &h.memory_v1, &h.freezer_v1].into_iter().flatten().map(|p| p.as_path()).collect();
+        sweep_stale(&bases, &std::env::temp_dir());
+    });
     h
 }
 
 fn name(tag: &str) -> String {
     format!("floe-test-{}-{tag}", std::process::id())
+}
+
+/// The PID in a name this binary gives its groups and files, `floe-test-PID-TAG[.ext]`.
+fn pid_of(name: &str) -> Option<u32> {
+    name.strip_prefix("floe-test-")?.split('-').next()?.parse().ok()
+}
+
+/// Removes what an earlier run of these tests left when it was killed before its
+/// cleanup ran: groups named `floe-test-PID-TAG` directly under `bases` and files
+/// `floe-test-PID-TAG.*` in `tmp` whose PID is no live process. A group that still
+/// holds a process stays (rmdir refuses it); this run's and any live run's are never
+/// touched.
+fn sweep_stale(bases: &[&Path], tmp: &Path) {
+    let stale = |e: &std::fs::DirEntry| {
+        pid_of(&e.file_name().to_string_lossy())
+            .is_some_and(|pid| pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists())
+    };
+    let entries = |dir: &Path| -> Vec<PathBuf> {
+        let rd = std::fs::read_dir(dir).map(|rd| rd.flatten().filter(stale).map(|e| e.path()).collect());
+        rd.unwrap_or_default()
+    };
+    for base in bases {
+        for group in entries(base).into_iter().filter(|d| d.is_dir()) {
+            let _ = std::fs::remove_dir(group);
+        }
+    }
+    for file in entries(tmp).into_iter().filter(|f| f.is_file()) {
+        let _ = std::fs::remove_file(file);
+    }
+}
+
+/// A run killed before its cleanup leaves its groups and files; the next run removes
+/// them, and keeps this run's.
+#[test]
+fn a_killed_runs_leftovers_are_swept_and_a_live_runs_kept() {
+    let h = hier();
+    let v2 = h.v2.clone().unwrap();
+    let tmp = std::env::temp_dir().join(format!("{}.sweep", name("sweep")));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut dead = Command::new("true").spawn().unwrap();
+    let dead_pid = dead.id();
+    dead.wait().unwrap();
+    let stale = v2.join(format!("floe-test-{dead_pid}-sweep"));
+    let live = v2.join(name("sweep"));
+    let (stale_file, live_file) = (tmp.join(format!("floe-test-{dead_pid}-usage.go")), tmp.join(format!("{}.go", name("usage"))));
+    for d in [&stale, &live] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    for f in [&stale_file, &live_file] {
+        std::fs::write(f, "x").unwrap();
+    }
+    sweep_stale(&[&v2], &tmp);
+    let (stale_gone, file_gone, live_kept, live_file_kept) = (!stale.exists(), !stale_file.exists(), live.is_dir(), live_file.is_file());
+    for d in [&stale, &live] {
+        let _ = std::fs::remove_dir(d);
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(stale_gone && file_gone, "the dead run's group and file are gone");
+    assert!(live_kept && live_file_kept, "this run's are kept");
+    assert_eq!((pid_of("floe-test-42-usage.go"), pid_of("floe-test-x-a"), pid_of("floe-itest-a-42")), (Some(42), None, None));
 }
 
 fn state(pid: u32) -> String {

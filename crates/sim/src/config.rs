@@ -265,8 +265,10 @@ impl Device {
             );
         }
         let (min, low, high) = (m.watermark_min_mib, m.watermark_low_mib, m.watermark_high_mib);
-        if !(min.is_finite() && min >= 0.0) {
-            return err("memory.watermark_min_mib", format!("must be zero or more, got {}", num(min)));
+        for (k, v) in [("memory.watermark_min_mib", min), ("memory.watermark_low_mib", low), ("memory.watermark_high_mib", high)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return err(k, format!("must be zero or more, got {}", num(v)));
+            }
         }
         if !(min <= low && low <= high) {
             // Name the watermark out of order with both others when there is one (the
@@ -760,6 +762,34 @@ mod tests {
         src.replacen(from, to, 1)
     }
 
+    /// Every number of `src` outside comments and strings: its line (1-based) and byte
+    /// range. Dates and names hold no digits in these files' values.
+    fn numbers(src: &str) -> Vec<(usize, std::ops::Range<usize>)> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        for (i, line) in src.split_inclusive('\n').enumerate() {
+            let code = line.split('#').next().unwrap_or("");
+            let (mut in_str, bytes) = (false, code.as_bytes());
+            let mut j = 0;
+            while j < bytes.len() {
+                let c = bytes[j];
+                if c == b'"' {
+                    in_str = !in_str;
+                } else if !in_str && (c.is_ascii_digit() || c == b'-') && (j == 0 || b" =[,".contains(&bytes[j - 1])) {
+                    let end = j + code[j..].find(|ch: char| !(ch.is_ascii_alphanumeric() || ".-+_".contains(ch))).unwrap_or(code.len() - j);
+                    if code[j..end].bytes().any(|b| b.is_ascii_digit()) && code[j..end].parse::<f64>().is_ok() {
+                        out.push((i + 1, at + j..at + end));
+                    }
+                    j = end;
+                    continue;
+                }
+                j += 1;
+            }
+            at += line.len();
+        }
+        out
+    }
+
     /// The 1-based line of the first line of `src` that starts with `prefix`.
     fn line(src: &str, prefix: &str) -> Option<usize> {
         src.lines().position(|l| l.starts_with(prefix)).map(|i| i + 1)
@@ -1059,5 +1089,46 @@ mod tests {
         let e = with_device("dev.toml").unwrap_err();
         assert_eq!((e.file, e.field.as_deref()), (dir.join("dev.toml").display().to_string(), Some("cpu.cores")));
         std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+    }
+
+    /// Any number of any data file replaced by a value no check admits (negative, not a
+    /// number, infinite, beyond any bound) is refused, never a panic, and the refusal
+    /// names a line and a field: the mutated one, or for checks that relate two values
+    /// (a watermark order, apps' memory against RAM) the other one.
+    #[test]
+    fn any_number_of_the_data_files_made_absurd_is_refused_at_a_line() {
+        let cat = Catalog::embedded().unwrap();
+        let src = embedded("apps.toml").unwrap();
+        // Two apps' worth of the catalog: every check on an app is the app's own.
+        let two = src.match_indices("[[app]]").nth(2).map_or(src.len(), |(i, _)| i);
+        let mut files: Vec<(&str, &str)> = vec![("apps.toml", &src[..two])];
+        files.extend(EMBEDDED.iter().filter(|(p, _)| !p.ends_with("apps.toml")).map(|(p, s)| (*p, *s)));
+        let (mut tried, mut refused) = (0, 0);
+        for (path, text) in files {
+            for (line, range) in numbers(text) {
+                for bad in ["-1e300", "nan", "inf", "1e300"] {
+                    let mutated = format!("{}{bad}{}", &text[..range.start], &text[range.end..]);
+                    let result = if path.starts_with("devices/") {
+                        Device::parse(path, &mutated).map(drop)
+                    } else if path.starts_with("workloads/") {
+                        Workload::parse(path, &mutated, &cat).map(drop)
+                    } else {
+                        Catalog::parse(path, &mutated).map(drop)
+                    };
+                    tried += 1;
+                    let Err(e) = result else { continue };
+                    refused += 1;
+                    assert!(e.line.is_some() && e.field.is_some(), "{path}:{line} `{}` -> {bad}: {e}", &text[range.clone()]);
+                    // Not a number fails its own field's check before any relation.
+                    let related = bad != "nan" && (e.message.contains("watermark") || e.message.contains("MiB of RAM"));
+                    assert!(
+                        e.line == Some(line) || related,
+                        "{path}:{line} `{}` -> {bad}: refused at another line: {e}",
+                        &text[range.clone()]
+                    );
+                }
+            }
+        }
+        assert!(tried > 400 && refused * 10 > tried * 9, "{refused} of {tried} refused");
     }
 }

@@ -287,6 +287,14 @@ impl Config {
     }
 }
 
+/// Refaults (anon, file) a group counted since the last sample, `last`; none at the
+/// first sample, whose counts may hold what happened before floe watched the group, and
+/// none where a counter went back (a group made anew under the same name).
+fn refaults_since(last: Option<(u64, u64)>, now: (u64, u64)) -> (u64, u64) {
+    let (pa, pf) = last.unwrap_or(now);
+    (now.0.saturating_sub(pa), now.1.saturating_sub(pf))
+}
+
 /// What one process looks like to the rules.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ProcInfo {
@@ -387,7 +395,10 @@ struct App {
     unkillable: bool,
     swappable: bool,
     last_used: Nanos,
-    refaults: (u64, u64),
+    /// The group's refault counters (anon, file) at the last sample; none before the
+    /// first, which only sets this: what a group counted before floe watched it (an
+    /// adopted layout, a group left by a daemon that died) is no refault to act on.
+    refaults: Option<(u64, u64)>,
     /// Resident and swapped bytes at the last sample.
     rss: u64,
     swap: u64,
@@ -412,7 +423,7 @@ impl App {
             unkillable: false,
             swappable: true,
             last_used: Nanos::ZERO,
-            refaults: (0, 0),
+            refaults: None,
             rss: 0,
             swap: 0,
             marker: false,
@@ -951,10 +962,10 @@ impl Daemon {
                 }
                 _ => {}
             }
-            if let Ok((a, f)) = self.apps[i].group.refaults() {
-                let (pa, pf) = self.apps[i].refaults;
+            if let Ok(now) = self.apps[i].group.refaults() {
+                let (da, df) = refaults_since(self.apps[i].refaults, now);
                 let fg = self.fg == Some(id);
-                for (kind, d) in [(PageKind::Anon, a.saturating_sub(pa)), (PageKind::File, f.saturating_sub(pf))] {
+                for (kind, d) in [(PageKind::Anon, da), (PageKind::File, df)] {
                     if d > 0 && self.apps[i].state != AppState::Dead {
                         match (fg, kind) {
                             (true, PageKind::Anon) => self.c.refaults_fg_anon += d,
@@ -968,7 +979,7 @@ impl Daemon {
                         self.stay_busy(BUSY_AFTER_PRESSURE);
                     }
                 }
-                self.apps[i].refaults = (a, f);
+                self.apps[i].refaults = Some(now);
             }
         }
         self.refresh_meminfo();
@@ -1895,6 +1906,13 @@ mod tests {
         // And on this machine's kernel, whose /proc/vmstat has them.
         let here = pages_stolen(&parse_flat(&std::fs::read_to_string("/proc/vmstat").unwrap()));
         assert!(here.0 >= here.1);
+    }
+
+    #[test]
+    fn refaults_count_from_the_first_sample_not_from_the_groups_history() {
+        assert_eq!(refaults_since(None, (5_000, 120)), (0, 0), "an adopted group's history is no refault");
+        assert_eq!(refaults_since(Some((5_000, 120)), (5_010, 120)), (10, 0));
+        assert_eq!(refaults_since(Some((5_000, 120)), (3, 7)), (0, 0), "a counter that went back");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::{read, Error, Result};
 use floe_core::input::{num, parse, ConfigError, Input};
 use floe_core::lmkd::{self, LowPressure, PsiLevel};
 use floe_core::{
-    Action, AppId, AppInfo, AppState, CpuClass, Event, LaunchKind, LmkMode, LmkdMode, MemInfo, Nanos, PageKind, Pages, Policy,
+    Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LmkMode, LmkdMode, MemInfo, Nanos, PageKind, Pages, Policy,
     PriorityClass, ReclaimOrder, Setup, SystemView,
 };
 use serde::Deserialize;
@@ -406,6 +406,8 @@ struct App {
     marker: bool,
     /// The launch in progress: when `floe ctl fg` began it, and how.
     launching: Option<(Instant, LaunchKind)>,
+    /// Processes reniced for the foreground boost (UCSG), to be set back when it leaves.
+    boosted: Vec<i32>,
     /// Freeze-aware eviction (Ice+): when the app was frozen, and whether its pages
     /// have been paged out since.
     frozen_since: Option<Instant>,
@@ -428,6 +430,7 @@ impl App {
             swap: 0,
             marker: false,
             launching: None,
+            boosted: Vec::new(),
             frozen_since: None,
             paged_out: false,
         }
@@ -937,6 +940,9 @@ impl Daemon {
                     self.log(&format!("app {}: adopted pid {} ({})", self.apps[i].rule.name, p.pid, p.comm));
                 }
             }
+            if discover && self.fg == Some(AppId(i as u16)) {
+                self.fg_boost(AppId(i as u16), true);
+            }
             let pids = self.apps[i].group.pids().unwrap_or_default();
             let alive = !pids.is_empty();
             let (mut rss, mut swap) = (0, 0);
@@ -1273,6 +1279,33 @@ impl Daemon {
         }
     }
 
+    /// UCSG's foreground boost (`CpuMode::FgBoost`): the foreground app's processes run
+    /// at nice -10 (CFS weight 9548, the simulator's boosted weight) and go back to 0
+    /// when it leaves; a process the app starts while in the foreground is boosted when
+    /// it is found. Nothing for other policies, or in a dry run (logged instead).
+    fn fg_boost(&mut self, app: AppId, on: bool) {
+        if self.setup.cpu != CpuMode::FgBoost {
+            return;
+        }
+        let Some(x) = self.apps.get_mut(app.0 as usize) else { return };
+        let pids = x.group.pids().unwrap_or_default();
+        let fresh: Vec<i32> = if on { pids.iter().copied().filter(|p| !x.boosted.contains(p)).collect() } else { x.boosted.clone() };
+        x.boosted = if on { pids } else { Vec::new() };
+        if fresh.is_empty() {
+            return;
+        }
+        let (nice, name) = (if on { -10 } else { 0 }, x.rule.name.clone());
+        if self.cfg.dry_run {
+            self.log(&format!("dry-run: would renice {name} to {nice} (foreground boost)"));
+            return;
+        }
+        for pid in &fresh {
+            // SAFETY: setpriority on a process of this app's own group, just listed.
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, *pid as libc::id_t, nice) };
+        }
+        self.log(&format!("nice {nice} {name} (foreground boost, {} process(es))", fresh.len()));
+    }
+
     /// `floe ctl fg APP`: the app comes to the foreground (a launch, as the policy hears
     /// it); the previous one goes to the background. The foreground is never frozen.
     fn set_foreground(&mut self, name: &str) -> std::result::Result<(), String> {
@@ -1302,6 +1335,10 @@ impl Daemon {
                 self.log(&format!("asap: switch to {name}: reading {fetching} file pages ahead"));
             }
         }
+        if let Some(f) = from.filter(|&f| f != to) {
+            self.fg_boost(f, false);
+        }
+        self.fg_boost(to, true);
         self.pending.push(Event::LaunchStarted { app: to, kind });
         self.pending.push(Event::AppSwitch { from, to: Some(to) });
         self.dispatch();
@@ -1561,6 +1598,9 @@ impl Daemon {
             }
         }
         self.save_state();
+        if let Some(f) = self.fg {
+            self.fg_boost(f, false);
+        }
         self.log("stopping: thawing every app");
         let _ = std::fs::remove_file(&self.cfg.socket);
         if let Some(l) = &self.cfg.adopt_layout {

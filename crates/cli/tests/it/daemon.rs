@@ -866,6 +866,42 @@ fn a_clean_stop_removes_floes_empty_groups_and_keeps_busy_ones() {
     assert!(said.contains("kept") && said.contains(&format!("{tag}/busy")), "{said}");
 }
 
+/// UCSG on the kernel: the foreground app's processes run at nice -10 and go back to 0
+/// when it leaves, a process it starts in the foreground is boosted too, and the daemon
+/// leaves nothing boosted when it stops.
+#[test]
+fn ucsg_boosts_the_foreground_apps_processes_and_only_while_it_is_there() {
+    let _alone = crate::alone();
+    let mut it = itest("ucsg", false);
+    it.config("ucsg", &["a", "b"], "");
+    let Itest { tag, sock, cfg, mut c, .. } = it;
+    let (daemon, _lines) = start_daemon(&cfg, "policy ucsg, 2 apps");
+    c.procs.push(daemon);
+    let spawn = |name: &str| Command::new("bash").args(["-c", &format!("exec -a {tag}-{name} sleep 600")]).spawn().unwrap();
+    c.procs.extend([spawn("a"), spawn("b")]);
+    let (a, b) = (c.procs[1].id(), c.procs[2].id());
+    wait_for("both apps adopted", Duration::from_secs(5), || {
+        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
+    });
+    // /proc/PID/stat's 19th field; the command name in parentheses holds no spaces here.
+    let nice = |pid: u32| -> i32 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        stat.rsplit(')').next().unwrap().split_whitespace().nth(16).unwrap().parse().unwrap()
+    };
+    assert_eq!((nice(a), nice(b)), (0, 0), "no foreground yet");
+    ctl(&sock, &["fg", "a"]);
+    assert_eq!((nice(a), nice(b)), (-10, 0));
+    ctl(&sock, &["fg", "b"]);
+    assert_eq!((nice(a), nice(b)), (0, -10), "a left the foreground, b came");
+    c.procs.push(spawn("b"));
+    let late = c.procs[3].id();
+    wait_for("b's new process boosted", Duration::from_secs(5), || nice(late) == -10);
+    let pid = c.procs[0].id();
+    assert!(Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap().success());
+    assert!(c.procs[0].wait().unwrap().success());
+    assert_eq!((nice(a), nice(b), nice(late)), (0, 0, 0), "nothing stays boosted after the daemon");
+}
+
 #[test]
 fn lmkd_psi_mode_kills_cached_apps_on_memory_stalls_not_by_minfree() {
     lmkd_kills_cached_apps_on_memory_stalls("psi");

@@ -40,11 +40,26 @@ pub enum SimError {
 /// not fit together are an error (see [`Sim::try_new`]).
 pub fn run(device: &Device, workload: &Workload, catalog: &Catalog, policy: &str, opts: &RunOptions) -> Result<RunRecord, SimError> {
     let p = floe_policies::make_spec(policy).map_err(SimError::Policy)?;
-    let mut sim = Sim::try_new(device, workload, catalog, p, opts)?;
-    sim.run_to_end();
-    let mut rec = sim.finish()?;
+    let mut rec = run_policy(device, workload, catalog, p, opts)?;
     policy_params(&mut rec, policy);
     Ok(rec)
+}
+
+/// [`run`] with a policy object instead of a registered name: a policy written outside
+/// floe runs here unchanged (crates/sim/examples/own_policy.rs,
+/// docs/ADDING-A-POLICY.md). The record names the policy by [`Policy::name`].
+///
+/// [`Policy::name`]: floe_core::Policy::name
+pub fn run_policy(
+    device: &Device,
+    workload: &Workload,
+    catalog: &Catalog,
+    policy: Box<dyn floe_core::Policy>,
+    opts: &RunOptions,
+) -> Result<RunRecord, SimError> {
+    let mut sim = Sim::try_new(device, workload, catalog, policy, opts)?;
+    sim.run_to_end();
+    sim.finish()
 }
 
 /// Records the parameters a policy spec gave after its name (`seal:k=2` -> `k=2`).

@@ -27,7 +27,10 @@ pub fn required(policy: &str) -> &'static [&'static str] {
         "ice" | "power-freezer" => &["cgroup hierarchies", "freezer", "refault counters", "psi trigger", "pidfd kill"],
         // Freeze-aware eviction deactivates and pages out frozen apps.
         "ice-plus" => &["cgroup hierarchies", "freezer", "refault counters", "psi trigger", "pidfd kill", "process_madvise"],
-        "smartlmk" | "android-lmk" => &["cgroup hierarchies", "pidfd kill", "cgroup kill", "psi trigger", "/proc/stat"],
+        // Without swap of their own, they keep apps out of the machine's (swappiness 0).
+        "smartlmk" | "android-lmk" => {
+            &["cgroup hierarchies", "pidfd kill", "cgroup kill", "psi trigger", "/proc/stat", "per-app swappiness"]
+        }
         "selective-kill-first" | "selective-swap-first" => &["cgroup hierarchies", "pidfd kill", "per-app swappiness", "psi trigger"],
         "asap-anon" => &["cgroup hierarchies", "process_madvise", "pagemap", "psi trigger"],
         "asap" | "asap-file" => &["cgroup hierarchies", "process_madvise", "pagemap", "readahead", "psi trigger"],

@@ -8,7 +8,7 @@
 use crate::cgroup::{AppGroup, GroupMemory, Hierarchies};
 use crate::prepage::AnonPrepager;
 use crate::prepage_file::FilePrepager;
-use crate::procfs::{parse_cpu_line, parse_flat, parse_kb_table};
+use crate::procfs::{parse_cpu_line, parse_flat, parse_kb_table, parse_swaps};
 use crate::state::prepage_key;
 use crate::state::Store;
 use crate::sys::{anon_ranges, Pidfd, PsiTrigger, MADV_COLD, MADV_PAGEOUT, MADV_WILLNEED};
@@ -17,7 +17,7 @@ use floe_core::input::{num, parse, ConfigError, Input};
 use floe_core::lmkd::{self, LowPressure, PsiLevel};
 use floe_core::{
     Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LmkMode, LmkdMode, MemInfo, Nanos, PageKind, Pages, Policy,
-    PriorityClass, ReclaimOrder, Setup, SystemView,
+    PriorityClass, ReclaimOrder, Setup, SwapSetup, SystemView,
 };
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -285,6 +285,33 @@ impl Config {
         })?;
         Config::parse(path, &text)
     }
+}
+
+/// What the daemon says at start when the machine's swap (the devices of /proc/swaps:
+/// name, whether zram) is not what `policy` runs on: the daemon does not set swap up,
+/// it uses the machine's, and keeps apps out of it for policies without swap.
+fn swap_note(policy: &str, want: SwapSetup, swaps: &[(String, bool)]) -> Option<String> {
+    let have = swaps.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ");
+    let (zram, storage) = (swaps.iter().any(|s| s.1), swaps.iter().any(|s| !s.1));
+    let wants = match want {
+        SwapSetup::None if swaps.is_empty() => return None,
+        SwapSetup::None => {
+            return Some(format!(
+                "note: policy {policy} runs without swap; swap is on here ({have}): each app's memory.swappiness is set to 0 to keep its anonymous memory in RAM"
+            ))
+        }
+        SwapSetup::Zram if zram => return None,
+        SwapSetup::Flash if storage => return None,
+        SwapSetup::Zswap | SwapSetup::TwoLevel if storage => return None,
+        SwapSetup::Zram => "zram",
+        SwapSetup::Flash => "swap on storage",
+        SwapSetup::Zswap | SwapSetup::TwoLevel => "zswap in front of swap on storage",
+    };
+    Some(if swaps.is_empty() {
+        format!("note: policy {policy} runs with {wants}; no swap is on here: apps' anonymous memory stays in RAM")
+    } else {
+        format!("note: policy {policy} runs with {wants}; this machine swaps to {have}, and the daemon uses what the machine has")
+    })
 }
 
 /// Refaults (anon, file) a group counted since the last sample, `last`; none at the
@@ -755,6 +782,13 @@ impl Daemon {
                 d.cfg.policy
             ));
         }
+        let swaps = parse_swaps(&read("/proc/swaps").unwrap_or_default());
+        if let Some(note) = swap_note(&d.cfg.policy, d.setup.swap, &swaps) {
+            d.log(&note);
+        }
+        for i in 0..d.apps.len() {
+            d.keep_out_of_swap(i);
+        }
         Ok(d)
     }
 
@@ -791,6 +825,7 @@ impl Daemon {
                 Ok(group) => {
                     self.log(&format!("app {}: adopted group {}", rule.name, dir.join(&dirname).display()));
                     self.apps.push(App::new(rule, group, true));
+                    self.keep_out_of_swap(self.apps.len() - 1);
                 }
                 Err(e) => self.log(&format!("cannot adopt {}: {e}", dir.join(&dirname).display())),
             }
@@ -1276,6 +1311,25 @@ impl Daemon {
                 self.log(&format!("kill {name}"));
             }
             Err(e) => self.log(&format!("kill {name} failed: {e}")),
+        }
+    }
+
+    /// A policy that runs without swap (`SwapSetup::None`: stock Android, `android-lmk`)
+    /// keeps each app's anonymous memory out of whatever swap the machine has: the app's
+    /// v1 memory.swappiness 0, so reclaim takes its page cache instead (the kernel still
+    /// swaps when file pages are nearly gone, which an Android phone without swap cannot).
+    fn keep_out_of_swap(&mut self, i: usize) {
+        if self.setup.swap != SwapSetup::None {
+            return;
+        }
+        let name = self.apps[i].rule.name.clone();
+        if self.cfg.dry_run {
+            self.log(&format!("dry-run: would set {name}'s swappiness to 0 (the policy runs without swap)"));
+            return;
+        }
+        match self.apps[i].group.set_swappiness(0) {
+            Ok(()) => self.apps[i].swappable = false,
+            Err(e) => self.log(&format!("{name}: cannot keep it out of swap: {e}")),
         }
     }
 
@@ -1946,6 +2000,21 @@ mod tests {
         // And on this machine's kernel, whose /proc/vmstat has them.
         let here = pages_stolen(&parse_flat(&std::fs::read_to_string("/proc/vmstat").unwrap()));
         assert!(here.0 >= here.1);
+    }
+
+    #[test]
+    fn the_machines_swap_is_named_when_it_is_not_the_policys() {
+        let zram = vec![("/dev/zram0".to_string(), true)];
+        let file = vec![("/swapfile".to_string(), false)];
+        assert_eq!(swap_note("lru-cfs", SwapSetup::Zram, &zram), None);
+        assert_eq!(swap_note("android-lmk", SwapSetup::None, &[]), None);
+        assert_eq!(swap_note("swap-all", SwapSetup::Flash, &file), None);
+        let n = swap_note("android-lmk", SwapSetup::None, &zram).unwrap();
+        assert!(n.contains("without swap") && n.contains("/dev/zram0") && n.contains("swappiness is set to 0"), "{n}");
+        let n = swap_note("swap-all", SwapSetup::Flash, &zram).unwrap();
+        assert!(n.contains("swap on storage") && n.contains("swaps to /dev/zram0"), "{n}");
+        let n = swap_note("lru-cfs", SwapSetup::Zram, &[]).unwrap();
+        assert!(n.contains("runs with zram; no swap is on here"), "{n}");
     }
 
     #[test]

@@ -114,9 +114,26 @@ pub fn parse_cpu_line(path: &str, text: &str) -> Result<(u64, u64)> {
     Ok((total - idle, total))
 }
 
+/// The active swap devices of /proc/swaps: each one's name (a path) and whether it is
+/// zram (compressed RAM) rather than a partition or file on storage.
+pub fn parse_swaps(text: &str) -> Vec<(String, bool)> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .map(|name| (name.to_string(), name.rsplit('/').next().is_some_and(|n| n.starts_with("zram"))))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn swap_devices_are_listed_with_their_kind() {
+        let text = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/zram0                              partition\t262140\t\t0\t\t100\n/swapfile                               file\t\t2097148\t\t0\t\t-2\n";
+        assert_eq!(parse_swaps(text), vec![("/dev/zram0".to_string(), true), ("/swapfile".to_string(), false)]);
+        assert!(parse_swaps("Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n").is_empty());
+    }
 
     #[test]
     fn meminfo_and_smaps_rollup() {

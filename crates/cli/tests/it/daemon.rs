@@ -866,6 +866,26 @@ fn a_clean_stop_removes_floes_empty_groups_and_keeps_busy_ones() {
     assert!(said.contains("kept") && said.contains(&format!("{tag}/busy")), "{said}");
 }
 
+/// A policy without swap (stock Android) keeps its apps out of the machine's zram: each
+/// app group's swappiness is 0, and the daemon says so; a policy with zram leaves it.
+#[test]
+fn a_policy_without_swap_keeps_its_apps_out_of_the_machines_swap() {
+    let _alone = crate::alone();
+    // A new memory group inherits the system's vm.swappiness.
+    let system = std::fs::read_to_string("/proc/sys/vm/swappiness").unwrap().trim().to_string();
+    for (policy, want, says) in [("android-lmk", "0", true), ("lru-cfs", system.as_str(), false)] {
+        let mut it = itest(&format!("noswap-{policy}"), true);
+        it.config(policy, &["a"], "");
+        let Itest { tag, mem, cfg, mut c, .. } = it;
+        let (daemon, lines) = start_daemon(&cfg, &format!("policy {policy}, 1 apps"));
+        c.procs.push(daemon);
+        let swappiness = std::fs::read_to_string(mem.join(&tag).join("a").join("memory.swappiness")).unwrap();
+        assert_eq!(swappiness.trim(), want, "{policy}");
+        let said = lines.lock().unwrap().join("\n");
+        assert_eq!(said.contains("runs without swap; swap is on here (/dev/zram0)"), says, "{policy}: {said}");
+    }
+}
+
 /// UCSG on the kernel: the foreground app's processes run at nice -10 and go back to 0
 /// when it leaves, a process it starts in the foreground is boosted too, and the daemon
 /// leaves nothing boosted when it stops.

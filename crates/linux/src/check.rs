@@ -77,10 +77,34 @@ fn verdict(mechanism: &'static str, r: Result<String>) -> Verdict {
     }
 }
 
+/// Removes the scratch groups of a check that died before its cleanup ran: groups named
+/// `floe-check-PID-CHILD` under any hierarchy whose PID is no live process are thawed,
+/// emptied (their processes are that check's scratch `sleep`s) and removed.
+pub fn sweep_stale(h: &Hierarchies) {
+    let mut names = std::collections::BTreeSet::new();
+    for root in [&h.v2, &h.memory_v1, &h.freezer_v1].into_iter().flatten() {
+        for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let pid = name.strip_prefix("floe-check-").and_then(|r| r.split('-').next()).and_then(|p| p.parse::<u32>().ok());
+            if pid.is_some_and(|p| p != std::process::id() && !std::path::Path::new(&format!("/proc/{p}")).exists()) {
+                names.insert(name);
+            }
+        }
+    }
+    for name in names {
+        if let Ok(g) = AppGroup::create(h, &name) {
+            let _ = g.remove(T);
+        }
+    }
+}
+
 /// Runs every check.
 pub fn run() -> Vec<Verdict> {
     let mut out = Vec::new();
     let h = Hierarchies::detect();
+    if let Ok(h) = &h {
+        sweep_stale(h);
+    }
     out.push(verdict(
         "cgroup hierarchies",
         h.as_ref().map_err(|e| crate::Error::Unsupported(e.to_string())).and_then(|h| {

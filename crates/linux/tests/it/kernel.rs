@@ -68,6 +68,30 @@ fn sweep_stale(bases: &[&Path], tmp: &Path) {
     }
 }
 
+/// A `floe daemon --check` killed before its cleanup leaves a scratch group, maybe with
+/// its `sleep` frozen inside; the next check thaws, empties and removes it, and leaves
+/// a live check's alone.
+#[test]
+fn a_dead_checks_scratch_groups_are_swept() {
+    let _scratch = crate::scratch();
+    let h = hier();
+    let mut dead = Command::new("true").spawn().unwrap();
+    let dead_pid = dead.id();
+    dead.wait().unwrap();
+    let p = sleeper();
+    let stale = AppGroup::create(&h, &format!("floe-check-{dead_pid}-{}", p.0.id())).unwrap();
+    stale.add(p.0.id() as i32).unwrap();
+    stale.freeze(T).unwrap();
+    let live = AppGroup::create(&h, &format!("floe-check-{}-1", std::process::id())).unwrap();
+    floe_linux::check::sweep_stale(&h);
+    let gone = stale.v2.as_ref().is_some_and(|d| !d.exists()) && stale.memory.as_ref().is_some_and(|d| !d.exists());
+    let kept = live.v2.as_ref().is_some_and(|d| d.is_dir());
+    let _ = live.remove(T);
+    assert!(gone, "the dead check's group is removed in every hierarchy");
+    assert!(kept, "a live check's group stays");
+    assert!(!std::path::Path::new(&format!("/proc/{}", p.0.id())).exists() || state(p.0.id()).contains('Z'), "its sleep was killed");
+}
+
 /// A run killed before its cleanup leaves its groups and files; the next run removes
 /// them, and keeps this run's.
 #[test]
@@ -193,6 +217,7 @@ fn psi_triggers_arm_on_the_system_and_on_an_app() {
 
 #[test]
 fn check_reports_every_mechanism_ok_here() {
+    let _scratch = crate::scratch();
     let v = floe_linux::check::run();
     for m in [
         "cgroup hierarchies",

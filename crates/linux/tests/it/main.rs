@@ -13,3 +13,13 @@ static QUIET: std::sync::Mutex<()> = std::sync::Mutex::new(());
 fn quiet() -> std::sync::MutexGuard<'static, ()> {
     QUIET.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// Held by the tests that make `floe-check-*` scratch groups or sweep them
+/// (`floe_linux::check::run` does both), so a sweep never takes a group another test is
+/// still filling.
+static SCRATCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Takes [`SCRATCH`], whatever a failed test left it in.
+fn scratch() -> std::sync::MutexGuard<'static, ()> {
+    SCRATCH.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -117,6 +117,10 @@ enum Cmd {
         /// Internal: the adopted layout whose uid_N groups the supervisor thaws.
         #[arg(long, hide = true)]
         adopt_layout: Option<String>,
+        /// Internal: the supervisor also sets the apps' processes the daemon boosted
+        /// (nice -10, UCSG's foreground) back to 0.
+        #[arg(long, hide = true)]
+        unboost: bool,
     },
     /// Talk to a running daemon: `fg APP` (APP comes to the foreground: a launch
     /// begins), `launch-done APP [MS]` (its first frame is up, after MS ms or the time
@@ -261,8 +265,8 @@ fn main() {
         Cmd::List { what, apps } => list(what, apps.as_deref()),
         Cmd::Bench(a) => bench(a),
         Cmd::Experiment { name, quick, seeds, json } => experiment(&name, quick, seeds, json),
-        Cmd::Daemon { check, config, policy, dry_run, timeline, supervise, cgroup_root, adopt_layout } => match supervise {
-            Some(pid) => floe_linux::daemon::supervise(pid, &cgroup_root, adopt_layout.as_deref()).map_err(Into::into),
+        Cmd::Daemon { check, config, policy, dry_run, timeline, supervise, cgroup_root, adopt_layout, unboost } => match supervise {
+            Some(pid) => floe_linux::daemon::supervise(pid, &cgroup_root, adopt_layout.as_deref(), unboost).map_err(Into::into),
             None => daemon(check, config.as_deref(), policy.as_deref().unwrap_or("ice"), dry_run, timeline),
         },
         Cmd::State { db, policy, set } => state(&db, policy.as_deref(), set.as_deref()),

@@ -705,6 +705,7 @@ impl Daemon {
             Some(exe) => std::process::Command::new(exe)
                 .args(["daemon", "--supervise", &std::process::id().to_string(), "--cgroup-root", &cfg.cgroup_root])
                 .args(cfg.adopt_layout.iter().flat_map(|l| ["--adopt-layout", l.as_str()]))
+                .args(Some("--unboost").filter(|_| setup.cpu == CpuMode::FgBoost))
                 .spawn()
                 .map_err(crate::io_err(exe))?
                 .id() as i32,
@@ -1737,7 +1738,7 @@ pub fn thaw_layout(h: &Hierarchies, layout: &str) -> Result<()> {
 
 /// The supervisor: waits for the daemon to exit, however it exits, and thaws every app
 /// within a second of it.
-pub fn supervise(daemon_pid: i32, root: &str, layout: Option<&str>) -> Result<()> {
+pub fn supervise(daemon_pid: i32, root: &str, layout: Option<&str>, unboost: bool) -> Result<()> {
     let h = Hierarchies::detect()?;
     let p = Pidfd::open(daemon_pid)?;
     loop {
@@ -1747,10 +1748,38 @@ pub fn supervise(daemon_pid: i32, root: &str, layout: Option<&str>) -> Result<()
             Err(e) => return Err(e),
         }
     }
+    if unboost {
+        // The foreground app the daemon left at nice -10 goes back to 0 (a process the
+        // user reniced to another value is left alone).
+        let dirs = [h.v2.as_ref().map(|d| d.join(layout.unwrap_or(root))), h.memory_v1.as_ref().map(|d| d.join(root))];
+        for pid in dirs.into_iter().flatten().flat_map(|d| pids_under(&d)) {
+            if nice_of(pid) == Some(-10) {
+                // SAFETY: setpriority on a process of floe's own app groups.
+                unsafe { libc::setpriority(libc::PRIO_PROCESS, pid as libc::id_t, 0) };
+            }
+        }
+    }
     if let Some(l) = layout {
         thaw_layout(&h, l)?;
     }
     thaw_all(&h, root)
+}
+
+/// Every process in the cgroup `dir` and the groups below it.
+fn pids_under(dir: &Path) -> Vec<i32> {
+    let mut out: Vec<i32> = read(dir.join("cgroup.procs")).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).collect();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(pids_under(&e.path()));
+        }
+    }
+    out
+}
+
+/// A process's nice value, the 19th field of /proc/PID/stat.
+fn nice_of(pid: i32) -> Option<i32> {
+    let stat = read(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(16)?.parse().ok()
 }
 
 /// Sends one request to a running daemon and returns its answer.

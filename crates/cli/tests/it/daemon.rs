@@ -920,6 +920,14 @@ fn ucsg_boosts_the_foreground_apps_processes_and_only_while_it_is_there() {
     assert!(Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap().success());
     assert!(c.procs[0].wait().unwrap().success());
     assert_eq!((nice(a), nice(b), nice(late)), (0, 0, 0), "nothing stays boosted after the daemon");
+    // Killed outright, the daemon cannot undo the boost; its supervisor does.
+    let (daemon, _lines) = start_daemon(&cfg, "policy ucsg, 2 apps");
+    c.procs[0] = daemon;
+    ctl(&sock, &["fg", "a"]);
+    assert_eq!(nice(a), -10);
+    c.procs[0].kill().unwrap();
+    c.procs[0].wait().unwrap();
+    wait_for("the supervisor sets a back to 0", Duration::from_secs(5), || nice(a) == 0);
 }
 
 #[test]

@@ -5,6 +5,7 @@
 use crate::cgroup::{AppGroup, Hierarchies};
 use crate::sys::{Pidfd, PsiTrigger, MADV_COLD};
 use crate::{read, Result};
+use floe_core::{LmkMode, ReclaimOrder, Setup, SwapSetup};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -20,23 +21,68 @@ pub struct Verdict {
     pub detail: String,
 }
 
-/// Which mechanisms a policy needs (by name), so `--check` can tell required from
-/// optional. Unknown names need only the common set.
-pub fn required(policy: &str) -> &'static [&'static str] {
-    match policy {
-        "ice" | "power-freezer" => &["cgroup hierarchies", "freezer", "refault counters", "psi trigger", "pidfd kill"],
-        // Freeze-aware eviction deactivates and pages out frozen apps.
-        "ice-plus" => &["cgroup hierarchies", "freezer", "refault counters", "psi trigger", "pidfd kill", "process_madvise"],
-        // Without swap of their own, they keep apps out of the machine's (swappiness 0).
-        "smartlmk" | "android-lmk" => {
-            &["cgroup hierarchies", "pidfd kill", "cgroup kill", "psi trigger", "/proc/stat", "per-app swappiness"]
-        }
-        "selective-kill-first" | "selective-swap-first" => &["cgroup hierarchies", "pidfd kill", "per-app swappiness", "psi trigger"],
-        "asap-anon" => &["cgroup hierarchies", "process_madvise", "pagemap", "psi trigger"],
-        "asap" | "asap-file" => &["cgroup hierarchies", "process_madvise", "pagemap", "readahead", "psi trigger"],
-        "llr" | "llr-hpl" | "seal" => &["cgroup hierarchies", "process_madvise", "zram", "zram writeback", "psi trigger"],
-        _ => &["cgroup hierarchies", "pidfd kill", "psi trigger"],
+/// Which mechanisms a registered policy needs, so `--check` can tell required from
+/// optional: [`required_for`] its name and `Setup`. Unknown names need only the common
+/// set.
+pub fn required(policy: &str) -> Vec<&'static str> {
+    match floe_policies::make(policy) {
+        Some(p) => required_for(policy, &p.setup()),
+        None => COMMON.to_vec(),
     }
+}
+
+/// What every policy needs: its apps' groups and the pressure trigger.
+const COMMON: [&str; 2] = ["cgroup hierarchies", "psi trigger"];
+
+/// The mechanisms a policy named `policy` with `setup` needs: the common set, what the
+/// setup implies (a killer but the kernel's OOM killer: pidfd kill; refault events: the
+/// counters; no swap: per-app swappiness, to keep
+/// apps out of the machine's; freeze-aware eviction and prepaging: process_madvise,
+/// pagemap, readahead; SEAL's levels: zram and its writeback), and what floe's own
+/// policies' actions use, which no setup says (Ice's freezes, selective's swappiness,
+/// SmartLMK's launch tracker and group kills).
+pub fn required_for(policy: &str, setup: &Setup) -> Vec<&'static str> {
+    let mut need: Vec<&'static str> = COMMON.to_vec();
+    let mut add = |m: &'static str| {
+        if !need.contains(&m) {
+            need.push(m);
+        }
+    };
+    if setup.lmk != LmkMode::OomOnly {
+        add("pidfd kill");
+    }
+    if setup.events.refaults {
+        add("refault counters");
+    }
+    if setup.swap == SwapSetup::None {
+        add("per-app swappiness");
+    }
+    if setup.reclaim == ReclaimOrder::FrozenFirst {
+        add("process_madvise");
+    }
+    if let Some(p) = setup.prepage {
+        add("process_madvise");
+        add("pagemap");
+        if p.file {
+            add("readahead");
+        }
+    }
+    if setup.seal.is_some() {
+        add("process_madvise");
+        add("zram");
+        add("zram writeback");
+    }
+    let by_name: &[&'static str] = match policy {
+        "ice" | "ice-plus" | "power-freezer" => &["freezer"],
+        "smartlmk" => &["cgroup kill", "/proc/stat"],
+        "android-lmk" => &["cgroup kill"],
+        "selective-kill-first" | "selective-swap-first" => &["per-app swappiness"],
+        _ => &[],
+    };
+    for &m in by_name {
+        add(m);
+    }
+    need
 }
 
 /// A scratch process in a scratch group, removed on drop.
@@ -259,4 +305,33 @@ pub fn run() -> Vec<Verdict> {
 /// what cannot be done)".
 fn exists(path: &str, gives: &str, missing: &str) -> crate::Result<String> {
     std::fs::metadata(path).map(|_| format!("{path} ({gives})")).map_err(|_| crate::Error::Unsupported(format!("no {path} ({missing}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use floe_core::{EventMask, PrepageSetup};
+
+    #[test]
+    fn a_policy_needs_what_its_setup_and_its_actions_use() {
+        let has = |p: &str, m: &str| required(p).contains(&m);
+        assert!(has("ice", "freezer") && has("ice", "refault counters") && !has("ice", "process_madvise"));
+        assert!(has("ice-plus", "process_madvise"), "freeze-aware eviction pages out");
+        assert!(has("android-lmk", "per-app swappiness") && has("smartlmk", "/proc/stat"));
+        assert!(has("asap-file", "readahead") && !has("asap-anon", "readahead") && !has("asap", "pidfd kill"));
+        assert!(has("seal", "zram writeback") && !has("lru-cfs", "zram writeback"));
+        assert_eq!(required("nope"), COMMON.to_vec());
+        // A policy floe does not know is judged by its setup alone.
+        let own = Setup {
+            swap: SwapSetup::Zram,
+            events: EventMask { refaults: true, ..EventMask::NONE },
+            prepage: Some(PrepageSetup { anon: false, file: true }),
+            ..Setup::stock()
+        };
+        let need = required_for("my-policy", &own);
+        for m in ["cgroup hierarchies", "psi trigger", "pidfd kill", "refault counters", "process_madvise", "pagemap", "readahead"] {
+            assert!(need.contains(&m), "{m}: {need:?}");
+        }
+        assert!(!need.contains(&"per-app swappiness") && !need.contains(&"freezer"), "{need:?}");
+    }
 }

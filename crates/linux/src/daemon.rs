@@ -290,9 +290,14 @@ impl Config {
 /// What the daemon says at start when the machine's swap (the devices of /proc/swaps:
 /// name, whether zram) is not what `policy` runs on: the daemon does not set swap up,
 /// it uses the machine's, and keeps apps out of it for policies without swap.
-fn swap_note(policy: &str, want: SwapSetup, swaps: &[(String, bool)]) -> Option<String> {
+fn swap_note(policy: &str, want: SwapSetup, swaps: &[(String, bool)], zswap_on: bool) -> Option<String> {
     let have = swaps.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ");
     let (zram, storage) = (swaps.iter().any(|s| s.1), swaps.iter().any(|s| !s.1));
+    if want == SwapSetup::Zswap && storage && !zswap_on {
+        return Some(format!(
+            "note: policy {policy} runs with zswap in front of swap on storage; zswap is off here (/sys/module/zswap/parameters/enabled), so pages go to {have} directly"
+        ));
+    }
     let wants = match want {
         SwapSetup::None if swaps.is_empty() => return None,
         SwapSetup::None => {
@@ -784,7 +789,8 @@ impl Daemon {
             ));
         }
         let swaps = parse_swaps(&read("/proc/swaps").unwrap_or_default());
-        if let Some(note) = swap_note(&d.cfg.policy, d.setup.swap, &swaps) {
+        let zswap_on = read("/sys/module/zswap/parameters/enabled").is_ok_and(|v| v.trim() == "Y");
+        if let Some(note) = swap_note(&d.cfg.policy, d.setup.swap, &swaps, zswap_on) {
             d.log(&note);
         }
         for i in 0..d.apps.len() {
@@ -1977,6 +1983,40 @@ mod tests {
         assert!(ctl(Path::new("/nonexistent/floe.sock"), "bogus").unwrap_err().to_string().contains("unknown request"));
     }
 
+    /// Every number of the sample config made absurd in turn is accepted or refused at
+    /// its own line, never a panic; the sample itself parses.
+    #[test]
+    fn any_number_of_the_sample_config_made_absurd_is_refused_at_its_line() {
+        let sample = include_str!("../../../packaging/floe.toml");
+        assert!(Config::parse("floe.toml", sample).is_ok());
+        let (mut tried, mut refused) = (0, 0);
+        for (i, line) in sample.lines().enumerate() {
+            let code = line.split('#').next().unwrap_or("");
+            if code.contains('"') {
+                continue;
+            }
+            let mut at = 0;
+            for token in code.split(|c: char| " =[],".contains(c)) {
+                let start = at + code[at..].find(token).unwrap_or(0);
+                at = start + token.len();
+                if token.is_empty() || token.parse::<f64>().is_err() {
+                    continue;
+                }
+                for bad in ["-1", "0", "1e300", "nan", "18446744073709551616"] {
+                    let edited = format!("{}{bad}{}", &code[..start], &code[start + token.len()..]);
+                    let text: Vec<&str> = sample.lines().enumerate().map(|(j, l)| if j == i { edited.as_str() } else { l }).collect();
+                    tried += 1;
+                    if let Err(e) = Config::parse("floe.toml", &text.join("\n")) {
+                        refused += 1;
+                        assert_eq!(e.line, Some(i + 1), "`{token}` -> {bad}: {e}");
+                        assert!(e.field.is_some(), "{e}");
+                    }
+                }
+            }
+        }
+        assert!(tried >= 60 && refused * 2 > tried, "{refused} of {tried} refused");
+    }
+
     #[test]
     fn config_parses_with_defaults_and_errors_name_the_line_and_key() {
         let c = Config::parse("f.toml", "[[app]]\nname = \"cam\"\nexe = \"/usr/bin/cam\"\n").unwrap();
@@ -2035,15 +2075,18 @@ mod tests {
     fn the_machines_swap_is_named_when_it_is_not_the_policys() {
         let zram = vec![("/dev/zram0".to_string(), true)];
         let file = vec![("/swapfile".to_string(), false)];
-        assert_eq!(swap_note("lru-cfs", SwapSetup::Zram, &zram), None);
-        assert_eq!(swap_note("android-lmk", SwapSetup::None, &[]), None);
-        assert_eq!(swap_note("swap-all", SwapSetup::Flash, &file), None);
-        let n = swap_note("android-lmk", SwapSetup::None, &zram).unwrap();
+        assert_eq!(swap_note("lru-cfs", SwapSetup::Zram, &zram, false), None);
+        assert_eq!(swap_note("android-lmk", SwapSetup::None, &[], false), None);
+        assert_eq!(swap_note("swap-all", SwapSetup::Flash, &file, false), None);
+        assert_eq!(swap_note("zswap", SwapSetup::Zswap, &file, true), None);
+        let n = swap_note("android-lmk", SwapSetup::None, &zram, false).unwrap();
         assert!(n.contains("without swap") && n.contains("/dev/zram0") && n.contains("swappiness is set to 0"), "{n}");
-        let n = swap_note("swap-all", SwapSetup::Flash, &zram).unwrap();
+        let n = swap_note("swap-all", SwapSetup::Flash, &zram, false).unwrap();
         assert!(n.contains("swap on storage") && n.contains("swaps to /dev/zram0"), "{n}");
-        let n = swap_note("lru-cfs", SwapSetup::Zram, &[]).unwrap();
+        let n = swap_note("lru-cfs", SwapSetup::Zram, &[], false).unwrap();
         assert!(n.contains("runs with zram; no swap is on here"), "{n}");
+        let n = swap_note("zswap", SwapSetup::Zswap, &file, false).unwrap();
+        assert!(n.contains("zswap is off here") && n.contains("go to /swapfile directly"), "{n}");
     }
 
     #[test]

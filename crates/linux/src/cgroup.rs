@@ -77,6 +77,26 @@ fn mkdir(p: &Path) -> Result<()> {
     }
 }
 
+/// The processes of the cgroup `dir`, and with `nested` of every group below it.
+pub(crate) fn pids_in(dir: &Path, nested: bool) -> Result<Vec<i32>> {
+    fn walk(d: &Path, nested: bool, out: &mut Vec<i32>) -> Result<()> {
+        out.extend(read(d.join("cgroup.procs"))?.lines().filter_map(|l| l.trim().parse::<i32>().ok()));
+        if !nested {
+            return Ok(());
+        }
+        for e in std::fs::read_dir(d).map_err(io_err(d))?.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                // A subgroup removed meanwhile holds no processes.
+                let _ = walk(&e.path(), true, out);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(dir, nested, &mut out)?;
+    Ok(out)
+}
+
 impl AppGroup {
     /// Creates (or adopts) `rel` (e.g. "floe/com.example") in every hierarchy present;
     /// the freezer v1 group only when there is no v2 to freeze with.
@@ -161,23 +181,7 @@ impl AppGroup {
     /// The processes in the app (from the group used for freezing, and its children:
     /// an adopted `uid_N` holds its processes in `pid_M` subgroups).
     pub fn pids(&self) -> Result<Vec<i32>> {
-        fn walk(d: &Path, nested: bool, out: &mut Vec<i32>) -> Result<()> {
-            out.extend(read(d.join("cgroup.procs"))?.lines().filter_map(|l| l.trim().parse::<i32>().ok()));
-            if !nested {
-                return Ok(());
-            }
-            for e in std::fs::read_dir(d).map_err(io_err(d))?.flatten() {
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    // A subgroup removed meanwhile holds no processes.
-                    let _ = walk(&e.path(), true, out);
-                }
-            }
-            Ok(())
-        }
-        let d = self.v2.as_ref().or(self.freezer.as_ref()).expect("created with one");
-        let mut out = Vec::new();
-        walk(d, self.nested, &mut out)?;
-        Ok(out)
+        pids_in(self.v2.as_ref().or(self.freezer.as_ref()).expect("created with one"), self.nested)
     }
 
     /// Freezes every process of the app and waits until the kernel reports it frozen.

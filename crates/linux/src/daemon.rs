@@ -1758,7 +1758,7 @@ pub fn supervise(daemon_pid: i32, root: &str, layout: Option<&str>, unboost: boo
         // The foreground app the daemon left at nice -10 goes back to 0 (a process the
         // user reniced to another value is left alone).
         let dirs = [h.v2.as_ref().map(|d| d.join(layout.unwrap_or(root))), h.memory_v1.as_ref().map(|d| d.join(root))];
-        for pid in dirs.into_iter().flatten().flat_map(|d| pids_under(&d)) {
+        for pid in dirs.into_iter().flatten().flat_map(|d| crate::cgroup::pids_in(&d, true).unwrap_or_default()) {
             if nice_of(pid) == Some(-10) {
                 // SAFETY: setpriority on a process of floe's own app groups.
                 unsafe { libc::setpriority(libc::PRIO_PROCESS, pid as libc::id_t, 0) };
@@ -1769,17 +1769,6 @@ pub fn supervise(daemon_pid: i32, root: &str, layout: Option<&str>, unboost: boo
         thaw_layout(&h, l)?;
     }
     thaw_all(&h, root)
-}
-
-/// Every process in the cgroup `dir` and the groups below it.
-fn pids_under(dir: &Path) -> Vec<i32> {
-    let mut out: Vec<i32> = read(dir.join("cgroup.procs")).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).collect();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        if e.file_type().is_ok_and(|t| t.is_dir()) {
-            out.extend(pids_under(&e.path()));
-        }
-    }
-    out
 }
 
 /// A process's nice value, the 19th field of /proc/PID/stat.

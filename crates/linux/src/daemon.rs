@@ -11,7 +11,7 @@ use crate::prepage_file::FilePrepager;
 use crate::procfs::{parse_cpu_line, parse_flat, parse_kb_table, parse_swaps};
 use crate::state::prepage_key;
 use crate::state::Store;
-use crate::sys::{anon_ranges, Pidfd, PsiTrigger, MADV_COLD, MADV_PAGEOUT, MADV_WILLNEED};
+use crate::sys::{anon_ranges, nice_of, set_nice, Pidfd, PsiTrigger, MADV_COLD, MADV_PAGEOUT, MADV_WILLNEED};
 use crate::{read, Error, Result};
 use floe_core::input::{num, parse, ConfigError, Input};
 use floe_core::lmkd::{self, LowPressure, PsiLevel};
@@ -982,10 +982,10 @@ impl Daemon {
                     self.log(&format!("app {}: adopted pid {} ({})", self.apps[i].rule.name, p.pid, p.comm));
                 }
             }
-            if discover && self.fg == Some(AppId(i as u16)) {
-                self.fg_boost(AppId(i as u16), true);
-            }
             let pids = self.apps[i].group.pids().unwrap_or_default();
+            if discover && self.fg == Some(AppId(i as u16)) {
+                self.fg_boost_pids(AppId(i as u16), true, pids.clone());
+            }
             let alive = !pids.is_empty();
             let (mut rss, mut swap) = (0, 0);
             for pid in pids {
@@ -1272,12 +1272,7 @@ impl Daemon {
                     CpuClass::Normal => 0,
                     CpuClass::Idle => 19,
                 };
-                g.pids().map(|pids| {
-                    for pid in pids {
-                        // SAFETY: setpriority on a pid we just listed in our own group.
-                        unsafe { libc::setpriority(libc::PRIO_PROCESS, pid as libc::id_t, nice) };
-                    }
-                })
+                g.pids().map(|pids| pids.into_iter().for_each(|pid| set_nice(pid, nice)))
             }
             Action::Kill(_) | Action::MarkUnkillable { .. } => Ok(()),
         };
@@ -1348,8 +1343,16 @@ impl Daemon {
         if self.setup.cpu != CpuMode::FgBoost {
             return;
         }
+        let pids = self.apps.get(app.0 as usize).map(|x| x.group.pids().unwrap_or_default()).unwrap_or_default();
+        self.fg_boost_pids(app, on, pids);
+    }
+
+    /// [`Daemon::fg_boost`] with the app's processes as just listed.
+    fn fg_boost_pids(&mut self, app: AppId, on: bool, pids: Vec<i32>) {
+        if self.setup.cpu != CpuMode::FgBoost {
+            return;
+        }
         let Some(x) = self.apps.get_mut(app.0 as usize) else { return };
-        let pids = x.group.pids().unwrap_or_default();
         let fresh: Vec<i32> = if on { pids.iter().copied().filter(|p| !x.boosted.contains(p)).collect() } else { x.boosted.clone() };
         x.boosted = if on { pids } else { Vec::new() };
         if fresh.is_empty() {
@@ -1360,9 +1363,8 @@ impl Daemon {
             self.log(&format!("dry-run: would renice {name} to {nice} (foreground boost)"));
             return;
         }
-        for pid in &fresh {
-            // SAFETY: setpriority on a process of this app's own group, just listed.
-            unsafe { libc::setpriority(libc::PRIO_PROCESS, *pid as libc::id_t, nice) };
+        for &pid in &fresh {
+            set_nice(pid, nice);
         }
         self.log(&format!("nice {nice} {name} (foreground boost, {} process(es))", fresh.len()));
     }
@@ -1760,8 +1762,7 @@ pub fn supervise(daemon_pid: i32, root: &str, layout: Option<&str>, unboost: boo
         let dirs = [h.v2.as_ref().map(|d| d.join(layout.unwrap_or(root))), h.memory_v1.as_ref().map(|d| d.join(root))];
         for pid in dirs.into_iter().flatten().flat_map(|d| crate::cgroup::pids_in(&d, true).unwrap_or_default()) {
             if nice_of(pid) == Some(-10) {
-                // SAFETY: setpriority on a process of floe's own app groups.
-                unsafe { libc::setpriority(libc::PRIO_PROCESS, pid as libc::id_t, 0) };
+                set_nice(pid, 0);
             }
         }
     }
@@ -1769,12 +1770,6 @@ pub fn supervise(daemon_pid: i32, root: &str, layout: Option<&str>, unboost: boo
         thaw_layout(&h, l)?;
     }
     thaw_all(&h, root)
-}
-
-/// A process's nice value, the 19th field of /proc/PID/stat.
-fn nice_of(pid: i32) -> Option<i32> {
-    let stat = read(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.split_whitespace().nth(16)?.parse().ok()
 }
 
 /// Sends one request to a running daemon and returns its answer.

@@ -144,6 +144,24 @@ pub fn page_runs(pages: &[u64]) -> Vec<(usize, usize)> {
     out
 }
 
+/// Sets a process's nice value (CFS weight); a process gone meanwhile is no error worth
+/// reporting, so the result is not returned.
+pub fn set_nice(pid: i32, nice: i32) {
+    // SAFETY: setpriority takes no pointers; a stale pid fails with ESRCH.
+    unsafe { libc::setpriority(libc::PRIO_PROCESS, pid as libc::id_t, nice) };
+}
+
+/// A process's nice value: the 19th field of /proc/PID/stat.
+pub fn nice_of(pid: i32) -> Option<i32> {
+    parse_stat_nice(&crate::read(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// The nice value of a /proc/PID/stat line (fields after the command in parentheses,
+/// which may itself hold spaces and parentheses).
+pub fn parse_stat_nice(stat: &str) -> Option<i32> {
+    stat.rsplit_once(')')?.1.split_whitespace().nth(16)?.parse().ok()
+}
+
 /// The anonymous, writable mappings of a process (its heap and anonymous mmaps), from
 /// /proc/PID/maps: the ranges `MADV_PAGEOUT` can compress.
 pub fn anon_ranges(pid: i32) -> Result<Vec<(usize, usize)>> {
@@ -215,6 +233,14 @@ impl PsiTrigger {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_nice_value_follows_a_command_with_spaces_and_parentheses() {
+        let stat = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 -10 1 0 55 1000 10";
+        assert_eq!(parse_stat_nice(stat), Some(-10));
+        assert_eq!(parse_stat_nice("4242 (x) S 1"), None);
+    }
+
     use super::*;
 
     #[test]

@@ -131,8 +131,7 @@ pub fn sweep_stale(h: &Hierarchies) {
     for root in [&h.v2, &h.memory_v1, &h.freezer_v1].into_iter().flatten() {
         for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            let pid = name.strip_prefix("floe-check-").and_then(|r| r.split('-').next()).and_then(|p| p.parse::<u32>().ok());
-            if pid.is_some_and(|p| p != std::process::id() && !std::path::Path::new(&format!("/proc/{p}")).exists()) {
+            if crate::sys::left_by_dead_process(&name, "floe-check-") {
                 names.insert(name);
             }
         }

@@ -3,8 +3,7 @@
 //! kernel by [`check`]: cgroup hierarchies (cgroup v2 for freeze, kill and per-cgroup
 //! PSI; v1 memory and freezer where that is what the machine has), app cgroups, PSI
 //! triggers, pidfds, `process_madvise`, and the /proc and cgroup files a policy observes.
-//! The daemon loop that drives the policies over them is still to come (issue "floe
-//! daemon").
+//! [`daemon`] drives the policies over them.
 
 pub mod cgroup;
 pub mod check;

@@ -144,6 +144,18 @@ pub fn page_runs(pages: &[u64]) -> Vec<(usize, usize)> {
     out
 }
 
+/// The PID in a name floe gives scratch groups and files, `PREFIX` + PID + `-...`
+/// (`floe-check-PID-CHILD`), if `name` is one.
+pub fn pid_after(name: &str, prefix: &str) -> Option<u32> {
+    name.strip_prefix(prefix)?.split('-').next()?.parse().ok()
+}
+
+/// Whether `name` (see [`pid_after`]) was left by a process that is gone: neither this
+/// one nor any live process, so what it names is nobody's.
+pub fn left_by_dead_process(name: &str, prefix: &str) -> bool {
+    pid_after(name, prefix).is_some_and(|pid| pid != std::process::id() && !std::path::Path::new(&format!("/proc/{pid}")).exists())
+}
+
 /// Sets a process's nice value (CFS weight); a process gone meanwhile is no error worth
 /// reporting, so the result is not returned.
 pub fn set_nice(pid: i32, nice: i32) {

@@ -41,7 +41,7 @@ fn name(tag: &str) -> String {
 
 /// The PID in a name this binary gives its groups and files, `floe-test-PID-TAG[.ext]`.
 fn pid_of(name: &str) -> Option<u32> {
-    name.strip_prefix("floe-test-")?.split('-').next()?.parse().ok()
+    floe_linux::sys::pid_after(name, "floe-test-")
 }
 
 /// Removes what an earlier run of these tests left when it was killed before its
@@ -50,10 +50,7 @@ fn pid_of(name: &str) -> Option<u32> {
 /// holds a process stays (rmdir refuses it); this run's and any live run's are never
 /// touched.
 fn sweep_stale(bases: &[&Path], tmp: &Path) {
-    let stale = |e: &std::fs::DirEntry| {
-        pid_of(&e.file_name().to_string_lossy())
-            .is_some_and(|pid| pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists())
-    };
+    let stale = |e: &std::fs::DirEntry| floe_linux::sys::left_by_dead_process(&e.file_name().to_string_lossy(), "floe-test-");
     let entries = |dir: &Path| -> Vec<PathBuf> {
         let rd = std::fs::read_dir(dir).map(|rd| rd.flatten().filter(stale).map(|e| e.path()).collect());
         rd.unwrap_or_default()
@@ -89,7 +86,7 @@ fn a_dead_checks_scratch_groups_are_swept() {
     let _ = live.remove(T);
     assert!(gone, "the dead check's group is removed in every hierarchy");
     assert!(kept, "a live check's group stays");
-    assert!(!std::path::Path::new(&format!("/proc/{}", p.0.id())).exists() || state(p.0.id()).contains('Z'), "its sleep was killed");
+    assert!(!Path::new(&format!("/proc/{}", p.0.id())).exists() || state(p.0.id()).contains('Z'), "its sleep was killed");
 }
 
 /// A run killed before its cleanup leaves its groups and files; the next run removes

@@ -486,6 +486,10 @@ struct Counters {
     prepaged_file: u64,
     switch_file_faults: u64,
     frozen_pageouts: u64,
+    /// Pages advised out by policies' Reclaim actions.
+    reclaim_pages: u64,
+    /// Pages advised out below a policy's swap threshold (Selective's kswapd).
+    threshold_pages: u64,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -533,6 +537,8 @@ pub struct Daemon {
     kswapd_vm: (u64, u64),
     /// Whether the last sample found kswapd failing (logged on change).
     kswapd_failing: bool,
+    /// Whether free memory was below the policy's swap threshold at the last sample.
+    below_swap_threshold: bool,
     scanner: ProcScanner,
     timeline: Option<Timeline>,
 }
@@ -744,6 +750,7 @@ impl Daemon {
             min_free_kb: read("/proc/sys/vm/min_free_kbytes").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0),
             kswapd_vm: (0, 0),
             kswapd_failing: false,
+            below_swap_threshold: false,
         };
         d.sample(true);
         d.pending.clear();
@@ -782,10 +789,11 @@ impl Daemon {
                 d.cfg.policy
             ));
         }
-        if d.setup.swap_threshold.is_some() {
+        if let Some(t) = d.setup.swap_threshold {
             d.log(&format!(
-                "note: policy {} asks for its own swap threshold; the kernel's reclaim starts at its watermarks (or the budget's limit) instead",
-                d.cfg.policy
+                "note: policy {} swaps below its own threshold, {:.1} MiB free: floe pages out background apps' anonymous memory there, least recently used first; the kernel's reclaim still starts at its watermarks (or the budget's limit)",
+                d.cfg.policy,
+                t.0 as f64 / 256.0
             ));
         }
         let swaps = parse_swaps(&read("/proc/swaps").unwrap_or_default());
@@ -1032,6 +1040,7 @@ impl Daemon {
         }
         self.refresh_meminfo();
         self.frozen_first_pageout();
+        self.threshold_pageout();
         if self.setup.events.pressure {
             // kswapd scanned and freed nothing since the last sample while free memory
             // is below the low watermark: a failed pass (machine-wide; under a memory
@@ -1104,6 +1113,61 @@ impl Daemon {
                 self.log(&format!("pageout {name} (frozen first, free {} MiB below the low watermark)", self.meminfo.free.0 / 256));
             }
             Err(e) => self.log(&format!("pageout {name} failed: {e}")),
+        }
+    }
+
+    /// A policy's own swap threshold (`Setup::swap_threshold`, Selective's Table 3): the
+    /// simulator makes it kswapd's low watermark, reclaiming up to 6/5 of it. The kernel's
+    /// watermarks are the machine's, so the daemon plays that kswapd itself: while free
+    /// memory (or the budget's) is below the threshold, each sample pages out background
+    /// apps' resident anonymous memory (MADV_PAGEOUT, to the machine's swap), the least
+    /// recently used swappable app first, until what it advised covers the way up to 6/5
+    /// of the threshold. Kill-targets (unswappable) are left to the killer, the
+    /// foreground to the kernel; file pages are left to the kernel's own reclaim.
+    fn threshold_pageout(&mut self) {
+        let Some(low) = self.setup.swap_threshold else { return };
+        let free = self.meminfo.free;
+        if free >= low {
+            self.below_swap_threshold = false;
+            return;
+        }
+        let first = !std::mem::replace(&mut self.below_swap_threshold, true);
+        let mut want = (low.0 * 6 / 5).saturating_sub(free.0);
+        let mut order: Vec<usize> = (0..self.apps.len())
+            .filter(|&i| {
+                let a = &self.apps[i];
+                a.swappable && matches!(a.state, AppState::Cached | AppState::Frozen) && self.fg != Some(AppId(i as u16))
+            })
+            .collect();
+        order.sort_by_key(|&i| (self.apps[i].last_used, i));
+        for i in order {
+            if want == 0 {
+                break;
+            }
+            let name = self.apps[i].rule.name.clone();
+            if let Err(why) = self.guard_app(AppId(i as u16), "pageout") {
+                self.c.refused += 1;
+                self.log(&format!("refused pageout of {name}: {why}"));
+                continue;
+            }
+            let mib = |p: u64| p as f64 / 256.0;
+            let why = format!("free {:.1} MiB below the swap threshold {:.1} MiB", mib(free.0), mib(low.0));
+            if self.cfg.dry_run {
+                // Once each time free memory falls below: nothing is paged out, so it stays there.
+                if first {
+                    self.log(&format!("dry-run: would page out up to {want} pages of {name} ({why})"));
+                }
+                return;
+            }
+            match pageout_anon(&self.apps[i].group, want) {
+                Ok(0) => {}
+                Ok(n) => {
+                    want -= n.min(want);
+                    self.c.threshold_pages += n;
+                    self.log(&format!("pageout {name}: {n} pages ({why})"));
+                }
+                Err(e) => self.log(&format!("pageout {name} failed: {e}")),
+            }
         }
     }
 
@@ -1245,6 +1309,7 @@ impl Daemon {
             return;
         }
         let g = &self.apps[target(app)].group;
+        let mut detail = String::new();
         let r: Result<()> = match act {
             Action::Freeze(_) => g.freeze(T).map(|_| {
                 let x = &mut self.apps[target(app)];
@@ -1261,7 +1326,12 @@ impl Daemon {
                 x.frozen_since = None;
                 self.c.thaws += 1;
             }),
-            Action::Reclaim { .. } => each_pid(g, |p, ranges| p.madvise(ranges, MADV_PAGEOUT).map(|_| ())),
+            // The machine's swap, whichever tier the policy named: Linux has no per-app
+            // choice of swap device (`swap_note` says at start when the two differ).
+            Action::Reclaim { pages, tier, .. } => pageout_anon(g, pages.0).map(|n| {
+                self.c.reclaim_pages += n;
+                detail = format!(": {n} of {} pages asked (for {tier:?}, to the machine's swap)", pages.0);
+            }),
             Action::Prepage { .. } => each_pid(g, |p, ranges| p.madvise(ranges, MADV_WILLNEED).map(|_| ())),
             Action::SetSwappable { swappable, .. } => g.set_swappiness(if swappable { 60 } else { 0 }).map(|_| {
                 self.apps[target(app)].swappable = swappable;
@@ -1277,7 +1347,7 @@ impl Daemon {
             Action::Kill(_) | Action::MarkUnkillable { .. } => Ok(()),
         };
         match r {
-            Ok(()) => self.log(&format!("{what} {name}")),
+            Ok(()) => self.log(&format!("{what} {name}{detail}")),
             Err(e) => self.log(&format!("{what} {name} failed: {e}")),
         }
         if matches!(act, Action::Freeze(_))
@@ -1507,6 +1577,8 @@ impl Daemon {
             ("prepaged_file_pages", "file pages ASAP read ahead of app switches", c.prepaged_file),
             ("switch_file_faults", "file pages the app mapped by faulting during a switch", c.switch_file_faults),
             ("frozen_pageouts", "frozen apps paged out first under pressure (Ice+)", c.frozen_pageouts),
+            ("reclaimed_pages", "anonymous pages paged out by the policy's Reclaim actions", c.reclaim_pages),
+            ("threshold_pageout_pages", "anonymous pages paged out below the policy's swap threshold", c.threshold_pages),
         ] {
             s += &format!("# TYPE floe_{name} counter\n# HELP floe_{name} {help}\nfloe_{name}_total {v}\n");
         }
@@ -1692,6 +1764,24 @@ fn each_pid_with(g: &AppGroup, ranges: RangesOf, f: impl Fn(&Pidfd, &[(usize, us
         f(&p, &ranges(pid)?)?;
     }
     Ok(())
+}
+
+/// Pages out at most `limit` of the group's resident anonymous pages, process by process
+/// in the group's order, each in address order (pagemap says nothing of recency); a
+/// process that exits meanwhile is passed over. Returns the pages advised.
+fn pageout_anon(g: &AppGroup, limit: u64) -> Result<u64> {
+    let mut done = 0;
+    for pid in g.pids()? {
+        if done >= limit {
+            break;
+        }
+        match anon_ranges(pid).and_then(|r| Pidfd::open(pid)?.pageout_pages(&r, limit - done)) {
+            Ok(n) => done += n,
+            Err(_) if !Path::new(&format!("/proc/{pid}")).exists() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
 }
 
 /// A process's anonymous mappings and its mappings of files: what of an app's memory

@@ -92,6 +92,19 @@ impl Pidfd {
         }
         Ok(total)
     }
+
+    /// Pages out at most `limit` of the resident pages in `ranges` (MADV_PAGEOUT on
+    /// those pages only, in address order, found in /proc/PID/pagemap); returns how
+    /// many it advised. The kernel still skips pages it cannot take (shared, locked).
+    pub fn pageout_pages(&self, ranges: &[(usize, usize)], limit: u64) -> Result<u64> {
+        if limit == 0 {
+            return Ok(0);
+        }
+        let (_, present) = page_locations(self.pid, ranges)?;
+        let take = &present[..present.len().min(limit as usize)];
+        self.madvise(&page_runs(take), MADV_PAGEOUT)?;
+        Ok(take.len() as u64)
+    }
 }
 
 /// Where each page of some ranges of a process is, from /proc/PID/pagemap (bit 63:

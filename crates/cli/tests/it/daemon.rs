@@ -4,7 +4,7 @@
 //! that hold no process (its supervisor thaws within a second); SmartLMK kills the set
 //! its knapsack chooses from a restored history, through pidfds, and nothing else;
 //! selective swap/kill keeps a kill-target's memory out of swap while a swap-target's
-//! goes; lmkd's PSI mode kills cached apps on memory stalls, never by minfree. Each test owns its cgroups, processes, socket, state database and (if it had to
+//! goes, and swap-first pages out below its own threshold; lmkd's PSI mode kills cached apps on memory stalls, never by minfree. Each test owns its cgroups, processes, socket, state database and (if it had to
 //! set it up) zram swap, and removes them; what a killed run left (its PID gone) the
 //! next run removes. The tests run alone (`crate::alone`): they share zram and time the
 //! kernel.
@@ -1012,5 +1012,78 @@ fn lmkd_kills_cached_apps_on_memory_stalls(mode: &str) {
     }
     for (i, who) in [(1, "top, the foreground app"), (4, "the bystander"), (5, "the stressor, not floe's")] {
         assert!(alive(&mut c.procs[i]), "{who} must survive");
+    }
+}
+
+/// Free memory under the test's budget as the daemon counts it: the budget less the
+/// root group's usage, with its inactive file pages counted free.
+fn budget_free_mib(mem: &Path, tag: &str, budget_mib: u64) -> f64 {
+    let root = mem.join(tag);
+    let usage: u64 = std::fs::read_to_string(root.join("memory.usage_in_bytes")).unwrap().trim().parse().unwrap();
+    let stat = std::fs::read_to_string(root.join("memory.stat")).unwrap();
+    let inactive_file: u64 = stat.lines().find_map(|l| l.strip_prefix("total_inactive_file ")).and_then(|v| v.parse().ok()).unwrap_or(0);
+    ((budget_mib << 20) as f64 - usage as f64 + inactive_file as f64) / (1 << 20) as f64
+}
+
+/// Selective's swap threshold on the kernel (Table 3: swap-first swaps below 180 MB
+/// free, before its killer's 100 MB; kill-first below Linux's 4 MB). Two swap-targets of
+/// 120 MiB under a 400 MiB budget leave about 140 MiB free: swap-first pages out the
+/// least recently used one until free memory is back above the threshold, and kills
+/// nothing; kill-first, whose threshold is far below, leaves both resident.
+#[test]
+fn selective_swap_first_pages_out_the_least_recent_swap_target_below_its_threshold() {
+    let _alone = crate::alone();
+    for (policy, short, threshold) in [("selective-swap-first", "sf", 180.0), ("selective-kill-first", "kf", 4.0)] {
+        let mut it = itest(&format!("thresh-{short}"), true);
+        it.config(policy, &["fg", "s1", "s2"], "memory_limit_mib = 400\nminfree_mib = [[900, 8]]\n");
+        let Itest { tag, mem, sock, cfg, mut c, .. } = it;
+        let (daemon, log) = start_daemon(&cfg, &format!("policy {policy}, 3 apps"));
+        c.procs.push(daemon);
+        let go = PathBuf::from(format!("/tmp/{tag}.go"));
+        c.files.push(go.clone());
+        c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-fg sleep 600")]).spawn().unwrap());
+        for a in ["s1", "s2"] {
+            c.procs.push(app(&format!("{tag}-{a}"), &go, 120, 8, 0.05));
+        }
+        wait_for("all apps adopted", Duration::from_secs(5), || {
+            ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 3
+        });
+        // s1 was used before s2: the least recent, so the first to swap.
+        for a in ["s1", "s2", "fg"] {
+            ctl(&sock, &["fg", a]);
+        }
+        std::fs::write(&go, "").unwrap();
+        // procs: 0 daemon, 1 fg, 2 s1, 3 s2.
+        let (s1, s2) = (c.procs[2].id(), c.procs[3].id());
+        for pid in [s1, s2] {
+            wait_for("swap-targets filled", Duration::from_secs(30), || vm_kb(pid, "VmRSS:") + vm_kb(pid, "VmSwap:") > 120 << 10);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let free = budget_free_mib(&mem, &tag, 400);
+        let swap = |pid| vm_kb(pid, "VmSwap:") >> 10;
+        eprintln!("{policy}: free {free:.1} MiB of the budget; s1 swap {} MiB, s2 swap {} MiB", swap(s1), swap(s2));
+        for i in 1..=3 {
+            assert!(alive(&mut c.procs[i]), "{policy}: nothing is killed (proc {i})");
+        }
+        let said = log.lock().unwrap().join("\n");
+        assert!(said.contains(&format!("swaps below its own threshold, {threshold:.1} MiB free")), "{said}");
+        if threshold > 100.0 {
+            assert!(free >= threshold, "{policy}: free memory back above the threshold: {free:.1} MiB");
+            // Below 180 MiB free it pages out the way to 216 MiB (6/5), 36 MiB at least.
+            assert!(swap(s1) >= 32, "{policy}: the least recent swap-target went to swap: {} MiB", swap(s1));
+            assert!(swap(s2) < swap(s1) / 4, "{policy}: s1 first: s1 {} MiB, s2 {} MiB", swap(s1), swap(s2));
+            assert!(said.contains("pageout s1: "), "{said}");
+            let m = ctl(&sock, &["metrics"]);
+            let pages: u64 = m
+                .lines()
+                .find_map(|l| l.strip_prefix("floe_threshold_pageout_pages_total "))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{m}"));
+            assert!(pages > 36 << 8, "{policy}: {pages} pages counted");
+        } else {
+            assert!(free < 180.0, "{policy}: the apps fill the budget past swap-first's threshold: {free:.1} MiB free");
+            assert_eq!((swap(s1), swap(s2)), (0, 0), "{policy}: nothing goes to swap above its 4 MiB");
+            assert!(!said.contains("pageout"), "{said}");
+        }
     }
 }

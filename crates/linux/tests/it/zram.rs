@@ -125,3 +125,27 @@ fn pageout_compresses_an_app_and_willneed_prepaging_cuts_its_major_faults() {
     eprintln!("switch-in major faults: on demand {demand}, after WILLNEED {prepaged}");
     assert!(prepaged * 4 < demand, "major faults with prepaging {prepaged} vs {demand} on demand");
 }
+
+/// A policy's `Reclaim { pages }` on Linux: MADV_PAGEOUT on that many of the process's
+/// resident anonymous pages (found in pagemap), not on all of its memory.
+#[test]
+fn pageout_of_a_number_of_pages_takes_that_many_and_leaves_the_rest() {
+    let _quiet = crate::quiet();
+    let _zram = ZramSwap::setup();
+    let app = App::start();
+    let pid = app.p.0.id();
+    let fd = Pidfd::open(pid as i32).unwrap();
+    let ranges = anon_ranges(pid as i32).unwrap();
+    let before = swap_bytes(pid);
+    // 16 MiB of the app's 64 MiB heap (and its interpreter's few MiB).
+    let n = fd.pageout_pages(&ranges, 4096).unwrap();
+    assert_eq!(n, 4096, "as many pages as asked, the app having more resident");
+    let swapped = swap_bytes(pid) - before;
+    eprintln!("paged out 4096 pages: swap +{swapped} bytes");
+    assert!((14 << 20..=17 << 20).contains(&swapped), "swap grew by {swapped} bytes, not about 16 MiB");
+    // What is not resident is not counted: asking for everything takes what is left.
+    let rest = fd.pageout_pages(&ranges, u64::MAX).unwrap();
+    assert!(rest >= 12_000, "the rest of the heap: {rest} pages");
+    assert!(swap_bytes(pid) - before >= 60 << 20, "all of the heap in swap now");
+    assert_eq!(fd.pageout_pages(&ranges, 0).unwrap(), 0);
+}

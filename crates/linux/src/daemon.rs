@@ -11,7 +11,7 @@ use crate::prepage_file::FilePrepager;
 use crate::procfs::{parse_cpu_line, parse_flat, parse_kb_table, parse_swaps};
 use crate::state::prepage_key;
 use crate::state::Store;
-use crate::sys::{anon_ranges, nice_of, set_nice, Pidfd, PsiTrigger, MADV_COLD, MADV_PAGEOUT, MADV_WILLNEED};
+use crate::sys::{anon_ranges, nice_of, set_nice, Pidfd, PsiTrigger, MADV_COLD, MADV_PAGEOUT};
 use crate::{read, Error, Result};
 use floe_core::input::{num, parse, ConfigError, Input};
 use floe_core::lmkd::{self, LowPressure, PsiLevel};
@@ -1159,7 +1159,7 @@ impl Daemon {
                 }
                 return;
             }
-            match pageout_anon(&self.apps[i].group, want) {
+            match advise_anon(&self.apps[i].group, want, false) {
                 Ok(0) => {}
                 Ok(n) => {
                     want -= n.min(want);
@@ -1328,11 +1328,13 @@ impl Daemon {
             }),
             // The machine's swap, whichever tier the policy named: Linux has no per-app
             // choice of swap device (`swap_note` says at start when the two differ).
-            Action::Reclaim { pages, tier, .. } => pageout_anon(g, pages.0).map(|n| {
+            Action::Reclaim { pages, tier, .. } => advise_anon(g, pages.0, false).map(|n| {
                 self.c.reclaim_pages += n;
                 detail = format!(": {n} of {} pages asked (for {tier:?}, to the machine's swap)", pages.0);
             }),
-            Action::Prepage { .. } => each_pid(g, |p, ranges| p.madvise(ranges, MADV_WILLNEED).map(|_| ())),
+            Action::Prepage { pages, .. } => advise_anon(g, pages.0, true).map(|n| {
+                detail = format!(": {n} of {} pages asked", pages.0);
+            }),
             Action::SetSwappable { swappable, .. } => g.set_swappiness(if swappable { 60 } else { 0 }).map(|_| {
                 self.apps[target(app)].swappable = swappable;
             }),
@@ -1750,10 +1752,6 @@ impl Daemon {
     }
 }
 
-fn each_pid(g: &AppGroup, f: impl Fn(&Pidfd, &[(usize, usize)]) -> Result<()>) -> Result<()> {
-    each_pid_with(g, anon_ranges, f)
-}
-
 /// The ranges of a process's memory an action applies to.
 type RangesOf = fn(i32) -> Result<Vec<(usize, usize)>>;
 
@@ -1766,16 +1764,24 @@ fn each_pid_with(g: &AppGroup, ranges: RangesOf, f: impl Fn(&Pidfd, &[(usize, us
     Ok(())
 }
 
-/// Pages out at most `limit` of the group's resident anonymous pages, process by process
-/// in the group's order, each in address order (pagemap says nothing of recency); a
-/// process that exits meanwhile is passed over. Returns the pages advised.
-fn pageout_anon(g: &AppGroup, limit: u64) -> Result<u64> {
+/// Pages out (`in_swap` false) or reads back ahead of use (true) at most `limit` of the
+/// group's anonymous pages that are resident, or in swap, process by process in the
+/// group's order, each in address order (pagemap says nothing of recency); a process
+/// that exits meanwhile is passed over. Returns the pages advised.
+fn advise_anon(g: &AppGroup, limit: u64, in_swap: bool) -> Result<u64> {
     let mut done = 0;
     for pid in g.pids()? {
         if done >= limit {
             break;
         }
-        match anon_ranges(pid).and_then(|r| Pidfd::open(pid)?.pageout_pages(&r, limit - done)) {
+        let advise = |p: Pidfd, r: &[(usize, usize)]| {
+            if in_swap {
+                p.prepage_pages(r, limit - done)
+            } else {
+                p.pageout_pages(r, limit - done)
+            }
+        };
+        match anon_ranges(pid).and_then(|r| advise(Pidfd::open(pid)?, &r)) {
             Ok(n) => done += n,
             Err(_) if !Path::new(&format!("/proc/{pid}")).exists() => {}
             Err(e) => return Err(e),

@@ -97,12 +97,25 @@ impl Pidfd {
     /// those pages only, in address order, found in /proc/PID/pagemap); returns how
     /// many it advised. The kernel still skips pages it cannot take (shared, locked).
     pub fn pageout_pages(&self, ranges: &[(usize, usize)], limit: u64) -> Result<u64> {
+        self.advise_pages(ranges, limit, false, MADV_PAGEOUT)
+    }
+
+    /// Reads at most `limit` of the swapped-out pages in `ranges` back ahead of use
+    /// (MADV_WILLNEED on those pages only, in address order); returns how many.
+    pub fn prepage_pages(&self, ranges: &[(usize, usize)], limit: u64) -> Result<u64> {
+        self.advise_pages(ranges, limit, true, MADV_WILLNEED)
+    }
+
+    /// Applies `advice` to at most `limit` pages of `ranges` that are in swap
+    /// (`in_swap`) or resident (not), as pagemap shows them, in address order.
+    fn advise_pages(&self, ranges: &[(usize, usize)], limit: u64, in_swap: bool, advice: i32) -> Result<u64> {
         if limit == 0 {
             return Ok(0);
         }
-        let (_, present) = page_locations(self.pid, ranges)?;
-        let take = &present[..present.len().min(limit as usize)];
-        self.madvise(&page_runs(take), MADV_PAGEOUT)?;
+        let (swapped, present) = page_locations(self.pid, ranges)?;
+        let pages = if in_swap { swapped } else { present };
+        let take = &pages[..pages.len().min(limit as usize)];
+        self.madvise(&page_runs(take), advice)?;
         Ok(take.len() as u64)
     }
 }

@@ -149,3 +149,30 @@ fn pageout_of_a_number_of_pages_takes_that_many_and_leaves_the_rest() {
     assert!(swap_bytes(pid) - before >= 60 << 20, "all of the heap in swap now");
     assert_eq!(fd.pageout_pages(&ranges, 0).unwrap(), 0);
 }
+
+/// A policy's `Prepage { pages }` on Linux: MADV_WILLNEED on that many of the process's
+/// swapped-out anonymous pages, which come back to memory (the swap cache) ahead of use.
+#[test]
+fn prepaging_a_number_of_pages_reads_that_many_back() {
+    let _quiet = crate::quiet();
+    let _zram = ZramSwap::setup();
+    let app = App::start();
+    let pid = app.p.0.id();
+    let fd = Pidfd::open(pid as i32).unwrap();
+    let ranges = anon_ranges(pid as i32).unwrap();
+    assert!(fd.pageout_pages(&ranges, u64::MAX).unwrap() >= 16_384);
+    // The pages come back into the swap cache, still swap entries in the page table
+    // (pagemap cannot tell): the kernel's count of pages read from swap can.
+    let pswpin = || {
+        let t = std::fs::read_to_string("/proc/vmstat").unwrap();
+        t.lines().find_map(|l| l.strip_prefix("pswpin ")).unwrap().trim().parse::<u64>().unwrap()
+    };
+    let before = pswpin();
+    assert_eq!(fd.prepage_pages(&ranges, 2048).unwrap(), 2048);
+    std::thread::sleep(Duration::from_millis(300));
+    let read = pswpin() - before;
+    eprintln!("prepaged 2048 pages: {read} pages read from swap");
+    // Swap readahead may bring a cluster's neighbours too; not the whole heap.
+    assert!((2048..8192).contains(&read), "{read} pages read from swap");
+    assert_eq!(fd.prepage_pages(&ranges, 0).unwrap(), 0);
+}

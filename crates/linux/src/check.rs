@@ -38,7 +38,7 @@ const COMMON: [&str; 2] = ["cgroup hierarchies", "psi trigger"];
 /// setup implies (a killer but the kernel's OOM killer: pidfd kill; refault events: the
 /// counters; no swap: per-app swappiness, to keep
 /// apps out of the machine's; freeze-aware eviction and prepaging: process_madvise,
-/// pagemap, readahead; a swap threshold: process_madvise and pagemap; SEAL's levels: zram and its writeback), and what floe's own
+/// pagemap, readahead; a swap threshold or FG-last eviction: process_madvise and pagemap; SEAL's levels: zram and its writeback), and what floe's own
 /// policies' actions use, which no setup says (Ice's freezes, selective's swappiness,
 /// SmartLMK's launch tracker and group kills).
 pub fn required_for(policy: &str, setup: &Setup) -> Vec<&'static str> {
@@ -60,8 +60,8 @@ pub fn required_for(policy: &str, setup: &Setup) -> Vec<&'static str> {
     if setup.reclaim == ReclaimOrder::FrozenFirst {
         add("process_madvise");
     }
-    if setup.swap_threshold.is_some() {
-        // The daemon's own paging out below the threshold, bounded through pagemap.
+    if setup.swap_threshold.is_some() || setup.reclaim == ReclaimOrder::FgLast {
+        // The daemon's own paging out of background apps, bounded through pagemap.
         add("process_madvise");
         add("pagemap");
     }
@@ -324,7 +324,8 @@ mod tests {
         assert!(has("android-lmk", "per-app swappiness") && has("smartlmk", "/proc/stat"));
         assert!(has("asap-file", "readahead") && !has("asap-anon", "readahead") && !has("asap", "pidfd kill"));
         assert!(has("seal", "zram writeback") && !has("lru-cfs", "zram writeback"));
-        assert!(has("selective-swap-first", "pagemap") && !has("lru-cfs", "pagemap"), "the daemon pages out below the threshold");
+        assert!(has("selective-swap-first", "pagemap") && has("acclaim", "pagemap"), "the daemon pages out background apps");
+        assert!(!has("lru-cfs", "pagemap"));
         assert_eq!(required("nope"), COMMON.to_vec());
         // A policy floe does not know is judged by its setup alone.
         let own = Setup {

@@ -488,8 +488,9 @@ struct Counters {
     frozen_pageouts: u64,
     /// Pages advised out by policies' Reclaim actions.
     reclaim_pages: u64,
-    /// Pages advised out below a policy's swap threshold (Selective's kswapd).
-    threshold_pages: u64,
+    /// Pages of background apps advised out below a policy's swap threshold or, under
+    /// FG-last eviction, the low watermark.
+    bg_pageout_pages: u64,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -537,8 +538,8 @@ pub struct Daemon {
     kswapd_vm: (u64, u64),
     /// Whether the last sample found kswapd failing (logged on change).
     kswapd_failing: bool,
-    /// Whether free memory was below the policy's swap threshold at the last sample.
-    below_swap_threshold: bool,
+    /// Whether free memory was below where `background_pageout` starts at the last sample.
+    below_pageout_mark: bool,
     scanner: ProcScanner,
     timeline: Option<Timeline>,
 }
@@ -750,7 +751,7 @@ impl Daemon {
             min_free_kb: read("/proc/sys/vm/min_free_kbytes").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0),
             kswapd_vm: (0, 0),
             kswapd_failing: false,
-            below_swap_threshold: false,
+            below_pageout_mark: false,
         };
         d.sample(true);
         d.pending.clear();
@@ -785,7 +786,7 @@ impl Daemon {
         }
         if d.setup.reclaim == ReclaimOrder::FgLast {
             d.log(&format!(
-                "note: policy {} asks reclaim to pass over the foreground app's pages; this backend leaves the order to the kernel's LRU",
+                "note: policy {} reclaims the foreground app's pages last: below the low watermark floe pages out background apps first, least recently used first, up to the high one; the kernel's own reclaim keeps its LRU order",
                 d.cfg.policy
             ));
         }
@@ -1040,7 +1041,7 @@ impl Daemon {
         }
         self.refresh_meminfo();
         self.frozen_first_pageout();
-        self.threshold_pageout();
+        self.background_pageout();
         if self.setup.events.pressure {
             // kswapd scanned and freed nothing since the last sample while free memory
             // is below the low watermark: a failed pass (machine-wide; under a memory
@@ -1116,30 +1117,44 @@ impl Daemon {
         }
     }
 
-    /// A policy's own swap threshold (`Setup::swap_threshold`, Selective's Table 3): the
-    /// simulator makes it kswapd's low watermark, reclaiming up to 6/5 of it. The kernel's
-    /// watermarks are the machine's, so the daemon plays that kswapd itself: while free
-    /// memory (or the budget's) is below the threshold, each sample pages out background
-    /// apps' resident anonymous memory (MADV_PAGEOUT, to the machine's swap), the least
-    /// recently used swappable app first, until what it advised covers the way up to 6/5
-    /// of the threshold. Kill-targets (unswappable) are left to the killer, the
-    /// foreground to the kernel; file pages are left to the kernel's own reclaim.
-    fn threshold_pageout(&mut self) {
-        let Some(low) = self.setup.swap_threshold else { return };
+    /// Background apps paged out first, the daemon's stand-in for a kswapd the policy
+    /// changes; the kernel's watermarks and LRU are the machine's, so floe does it itself
+    /// before the kernel reaches anyone's pages, as Ice+'s frozen-first eviction does:
+    /// - a swap threshold of the policy's own (`Setup::swap_threshold`, Selective's Table
+    ///   3), which the simulator makes kswapd's low watermark, reclaiming to 6/5 of it:
+    ///   below it, swappable background apps' resident anonymous memory goes to swap;
+    ///   kill-targets (unswappable) are left to the killer, file pages to the kernel;
+    /// - foreground-last eviction (`ReclaimOrder::FgLast`, Acclaim): below the low
+    ///   watermark, background apps' anonymous and mapped file pages, up to the high one.
+    ///
+    /// Each sample while free memory (or the budget's) is below, the least recently used
+    /// app first, until what was advised (MADV_PAGEOUT) covers the way up. Never the
+    /// foreground app.
+    fn background_pageout(&mut self) {
+        let (low, high, ranges, swappable_only, mark): (Pages, Pages, RangesOf, bool, &str) =
+            match (self.setup.swap_threshold, self.setup.reclaim) {
+                (Some(t), _) => (t, Pages(t.0 * 6 / 5), anon_ranges, true, "the swap threshold"),
+                (None, ReclaimOrder::FgLast) => (self.meminfo.wmark_low, self.meminfo.wmark_high, app_ranges, false, "the low watermark"),
+                _ => return,
+            };
         let free = self.meminfo.free;
         if free >= low {
-            self.below_swap_threshold = false;
+            self.below_pageout_mark = false;
             return;
         }
-        let first = !std::mem::replace(&mut self.below_swap_threshold, true);
-        let mut want = (low.0 * 6 / 5).saturating_sub(free.0);
+        let first = !std::mem::replace(&mut self.below_pageout_mark, true);
+        let mut want = high.0.saturating_sub(free.0);
         let mut order: Vec<usize> = (0..self.apps.len())
             .filter(|&i| {
                 let a = &self.apps[i];
-                a.swappable && matches!(a.state, AppState::Cached | AppState::Frozen) && self.fg != Some(AppId(i as u16))
+                (a.swappable || !swappable_only)
+                    && matches!(a.state, AppState::Cached | AppState::Frozen)
+                    && self.fg != Some(AppId(i as u16))
             })
             .collect();
         order.sort_by_key(|&i| (self.apps[i].last_used, i));
+        let mib = |p: u64| p as f64 / 256.0;
+        let why = format!("free {:.1} MiB below {mark}, {:.1} MiB", mib(free.0), mib(low.0));
         for i in order {
             if want == 0 {
                 break;
@@ -1150,8 +1165,6 @@ impl Daemon {
                 self.log(&format!("refused pageout of {name}: {why}"));
                 continue;
             }
-            let mib = |p: u64| p as f64 / 256.0;
-            let why = format!("free {:.1} MiB below the swap threshold {:.1} MiB", mib(free.0), mib(low.0));
             if self.cfg.dry_run {
                 // Once each time free memory falls below: nothing is paged out, so it stays there.
                 if first {
@@ -1159,11 +1172,11 @@ impl Daemon {
                 }
                 return;
             }
-            match advise_anon(&self.apps[i].group, want, false) {
+            match advise(&self.apps[i].group, ranges, want, false) {
                 Ok(0) => {}
                 Ok(n) => {
                     want -= n.min(want);
-                    self.c.threshold_pages += n;
+                    self.c.bg_pageout_pages += n;
                     self.log(&format!("pageout {name}: {n} pages ({why})"));
                 }
                 Err(e) => self.log(&format!("pageout {name} failed: {e}")),
@@ -1328,11 +1341,11 @@ impl Daemon {
             }),
             // The machine's swap, whichever tier the policy named: Linux has no per-app
             // choice of swap device (`swap_note` says at start when the two differ).
-            Action::Reclaim { pages, tier, .. } => advise_anon(g, pages.0, false).map(|n| {
+            Action::Reclaim { pages, tier, .. } => advise(g, anon_ranges, pages.0, false).map(|n| {
                 self.c.reclaim_pages += n;
                 detail = format!(": {n} of {} pages asked (for {tier:?}, to the machine's swap)", pages.0);
             }),
-            Action::Prepage { pages, .. } => advise_anon(g, pages.0, true).map(|n| {
+            Action::Prepage { pages, .. } => advise(g, anon_ranges, pages.0, true).map(|n| {
                 detail = format!(": {n} of {} pages asked", pages.0);
             }),
             Action::SetSwappable { swappable, .. } => g.set_swappiness(if swappable { 60 } else { 0 }).map(|_| {
@@ -1580,7 +1593,11 @@ impl Daemon {
             ("switch_file_faults", "file pages the app mapped by faulting during a switch", c.switch_file_faults),
             ("frozen_pageouts", "frozen apps paged out first under pressure (Ice+)", c.frozen_pageouts),
             ("reclaimed_pages", "anonymous pages paged out by the policy's Reclaim actions", c.reclaim_pages),
-            ("threshold_pageout_pages", "anonymous pages paged out below the policy's swap threshold", c.threshold_pages),
+            (
+                "background_pageout_pages",
+                "background apps' pages paged out below the policy's swap threshold or, foreground last, the low watermark",
+                c.bg_pageout_pages,
+            ),
         ] {
             s += &format!("# TYPE floe_{name} counter\n# HELP floe_{name} {help}\nfloe_{name}_total {v}\n");
         }
@@ -1765,10 +1782,10 @@ fn each_pid_with(g: &AppGroup, ranges: RangesOf, f: impl Fn(&Pidfd, &[(usize, us
 }
 
 /// Pages out (`in_swap` false) or reads back ahead of use (true) at most `limit` of the
-/// group's anonymous pages that are resident, or in swap, process by process in the
-/// group's order, each in address order (pagemap says nothing of recency); a process
+/// pages in each process's `ranges` that are resident, or in swap, process by process in
+/// the group's order, each in address order (pagemap says nothing of recency); a process
 /// that exits meanwhile is passed over. Returns the pages advised.
-fn advise_anon(g: &AppGroup, limit: u64, in_swap: bool) -> Result<u64> {
+fn advise(g: &AppGroup, ranges: RangesOf, limit: u64, in_swap: bool) -> Result<u64> {
     let mut done = 0;
     for pid in g.pids()? {
         if done >= limit {
@@ -1781,7 +1798,7 @@ fn advise_anon(g: &AppGroup, limit: u64, in_swap: bool) -> Result<u64> {
                 p.pageout_pages(r, limit - done)
             }
         };
-        match anon_ranges(pid).and_then(|r| advise(Pidfd::open(pid)?, &r)) {
+        match ranges(pid).and_then(|r| advise(Pidfd::open(pid)?, &r)) {
             Ok(n) => done += n,
             Err(_) if !Path::new(&format!("/proc/{pid}")).exists() => {}
             Err(e) => return Err(e),

@@ -4,8 +4,10 @@
 //! that hold no process (its supervisor thaws within a second); SmartLMK kills the set
 //! its knapsack chooses from a restored history, through pidfds, and nothing else;
 //! selective swap/kill keeps a kill-target's memory out of swap while a swap-target's
-//! goes, and swap-first pages out below its own threshold; lmkd's PSI mode kills cached apps on memory stalls, never by minfree. Each test owns its cgroups, processes, socket, state database and (if it had to
-//! set it up) zram swap, and removes them; what a killed run left (its PID gone) the
+//! goes, and swap-first pages out below its own threshold; Acclaim pages out background
+//! apps before the foreground one; lmkd's PSI mode kills cached apps on memory stalls,
+//! never by minfree. Each test owns its cgroups, processes, socket, state database and
+//! (if it had to set it up) zram swap, and removes them; what a killed run left (its PID gone) the
 //! next run removes. The tests run alone (`crate::alone`): they share zram and time the
 //! kernel.
 
@@ -1076,13 +1078,74 @@ fn selective_swap_first_pages_out_the_least_recent_swap_target_below_its_thresho
             let m = ctl(&sock, &["metrics"]);
             let pages: u64 = m
                 .lines()
-                .find_map(|l| l.strip_prefix("floe_threshold_pageout_pages_total "))
+                .find_map(|l| l.strip_prefix("floe_background_pageout_pages_total "))
                 .and_then(|v| v.parse().ok())
                 .unwrap_or_else(|| panic!("{m}"));
             assert!(pages > 36 << 8, "{policy}: {pages} pages counted");
         } else {
             assert!(free < 180.0, "{policy}: the apps fill the budget past swap-first's threshold: {free:.1} MiB free");
             assert_eq!((swap(s1), swap(s2)), (0, 0), "{policy}: nothing goes to swap above its 4 MiB");
+            assert!(!said.contains("pageout"), "{said}");
+        }
+    }
+}
+
+/// Acclaim's foreground-last eviction on the kernel: with free memory under the budget
+/// below the low watermark, background apps are paged out first, the least recently
+/// used one first, up to the high watermark, and the foreground app's memory stays
+/// resident; LRU+CFS under the same budget leaves the order to the kernel, which does not
+/// reclaim yet (the apps are below the budget's limit).
+#[test]
+fn acclaim_pages_out_background_apps_before_the_foreground_one() {
+    let _alone = crate::alone();
+    // The low watermark is 5/4 of min_free_kbytes: a budget of the apps' 160 MiB plus
+    // the low watermark less 20 MiB leaves about 20 MiB less than it free.
+    let min_kb: u64 = std::fs::read_to_string("/proc/sys/vm/min_free_kbytes").unwrap().trim().parse().unwrap();
+    let (low, high) = ((min_kb * 5 / 4) as f64 / 1024.0, (min_kb * 3 / 2) as f64 / 1024.0);
+    let budget = 160 + low as u64 - 20;
+    for policy in ["acclaim", "lru-cfs"] {
+        let mut it = itest(&format!("fglast-{policy}"), true);
+        it.config(policy, &["fg", "b1", "b2"], &format!("memory_limit_mib = {budget}\nminfree_mib = [[900, 4]]\n"));
+        let Itest { tag, mem, sock, cfg, mut c, .. } = it;
+        let (daemon, log) = start_daemon(&cfg, &format!("policy {policy}, 3 apps"));
+        c.procs.push(daemon);
+        let go = PathBuf::from(format!("/tmp/{tag}.go"));
+        c.files.push(go.clone());
+        for (a, mib) in [("fg", 40), ("b1", 60), ("b2", 60)] {
+            c.procs.push(app(&format!("{tag}-{a}"), &go, mib, 8, 0.05));
+        }
+        wait_for("all apps adopted", Duration::from_secs(5), || {
+            ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 3
+        });
+        // b1 was used before b2: the least recent.
+        for a in ["b1", "b2", "fg"] {
+            ctl(&sock, &["fg", a]);
+        }
+        std::fs::write(&go, "").unwrap();
+        // procs: 0 daemon, 1 fg, 2 b1, 3 b2.
+        let pids: Vec<u32> = (1..=3).map(|i| c.procs[i].id()).collect();
+        for (&pid, mib) in pids.iter().zip([40, 60, 60]) {
+            wait_for("apps filled", Duration::from_secs(30), || vm_kb(pid, "VmRSS:") + vm_kb(pid, "VmSwap:") > mib << 10);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let free = budget_free_mib(&mem, &tag, budget);
+        let swap: Vec<u64> = pids.iter().map(|&p| vm_kb(p, "VmSwap:") >> 10).collect();
+        eprintln!("{policy}: budget {budget} MiB, free {free:.1} MiB (low {low:.1}, high {high:.1}); swap fg / b1 / b2 {swap:?} MiB");
+        for i in 1..=3 {
+            assert!(alive(&mut c.procs[i]), "{policy}: nothing is killed (proc {i})");
+        }
+        let said = log.lock().unwrap().join("\n");
+        assert_eq!(swap[0], 0, "{policy}: the foreground app stays resident");
+        if policy == "acclaim" {
+            assert!(said.contains("reclaims the foreground app's pages last"), "{said}");
+            assert!(free >= low, "{policy}: free memory back above the low watermark: {free:.1} MiB");
+            // From below the low watermark up to the high one: (high - low) at least.
+            assert!(swap[1] as f64 >= (high - low) * 0.9, "{policy}: the least recent background app first: {swap:?}");
+            assert!(swap[2] < swap[1], "{policy}: b1 before b2: {swap:?}");
+            assert!(said.contains("pageout b1: "), "{said}");
+        } else {
+            assert!(free < low, "{policy}: the apps take free memory below the low watermark: {free:.1} MiB");
+            assert_eq!(swap, vec![0, 0, 0], "{policy}: the kernel reclaims nothing below the budget's limit");
             assert!(!said.contains("pageout"), "{said}");
         }
     }

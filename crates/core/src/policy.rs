@@ -255,6 +255,11 @@ pub trait SystemView {
     /// Share of the last sampling interval the CPUs were busy or waiting for I/O, 0..=1
     /// (SmartLMK's launch tracker reads /proc/stat for this on Linux).
     fn cpu_busy_iowait(&self) -> f64;
+    /// Whether the device is on external power (the power manager's freezing stops
+    /// then). The simulated phone never is; the daemon reads /sys/class/power_supply.
+    fn charging(&self) -> bool {
+        false
+    }
 }
 
 /// A memory-management policy. Policies never do I/O and never read a clock.

@@ -2058,6 +2058,10 @@ impl SystemView for Daemon {
     fn cpu_busy_iowait(&self) -> f64 {
         self.util
     }
+
+    fn charging(&self) -> bool {
+        crate::procfs::on_external_power(Path::new("/sys/class/power_supply"))
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Parsers for the kernel files a policy observes: /proc/meminfo, pressure files
 //! (/proc/pressure/memory, a cgroup's memory.pressure), memory.stat, /proc/stat and
-//! /proc/PID/smaps_rollup. Pure functions over text, tested on fixtures.
+//! /proc/PID/smaps_rollup, and whether /sys/class/power_supply says the machine is
+//! plugged in. Pure functions over text (and one over a directory), tested on fixtures.
 
 use crate::{Error, Result};
 use std::collections::BTreeMap;
@@ -124,6 +125,22 @@ pub fn parse_swaps(text: &str) -> Vec<(String, bool)> {
         .collect()
 }
 
+/// Whether the machine runs on external power, from a /sys/class/power_supply tree at
+/// `dir`: a mains, USB or wireless supply `online`, or a battery `Charging` or `Full`.
+/// No power supply at all (a server, a VM) counts as on battery, so a power manager's
+/// schedule runs there as on an unplugged phone.
+pub fn on_external_power(dir: &std::path::Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else { return false };
+    entries.flatten().any(|e| {
+        let get = |f: &str| std::fs::read_to_string(e.path().join(f)).map(|v| v.trim().to_string()).unwrap_or_default();
+        match get("type").as_str() {
+            "Battery" => matches!(get("status").as_str(), "Charging" | "Full"),
+            "" => false,
+            _ => get("online") == "1",
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,5 +196,28 @@ mod tests {
         let (busy, total) = parse_cpu_line("/proc/stat", "cpu  10 0 5 80 5 0 0 0 0 0\ncpu0 1 2 3 4\n").unwrap();
         assert_eq!((busy, total), (20, 100));
         assert!(parse_cpu_line("/proc/stat", "intr 1\n").is_err());
+    }
+
+    #[test]
+    fn external_power_from_a_power_supply_tree() {
+        let dir = std::env::temp_dir().join(format!("floe-power-{}", std::process::id()));
+        let supply = |name: &str, files: &[(&str, &str)]| {
+            let d = dir.join(name);
+            std::fs::create_dir_all(&d).unwrap();
+            for (f, v) in files {
+                std::fs::write(d.join(f), format!("{v}\n")).unwrap();
+            }
+        };
+        assert!(!on_external_power(&dir), "no tree: on battery");
+        supply("BAT0", &[("type", "Battery"), ("status", "Discharging")]);
+        supply("AC", &[("type", "Mains"), ("online", "0")]);
+        let plugged = on_external_power(&dir);
+        supply("usb", &[("type", "USB"), ("online", "1")]);
+        let usb = on_external_power(&dir);
+        std::fs::remove_dir_all(dir.join("usb")).unwrap();
+        supply("BAT0", &[("type", "Battery"), ("status", "Full")]);
+        let full = on_external_power(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!((plugged, usb, full), (false, true, true));
     }
 }

@@ -12,6 +12,7 @@ pub(crate) struct FakeView {
     pub util: f64,
     pub fg: Option<AppId>,
     pub apps: BTreeMap<AppId, AppInfo>,
+    pub charging: bool,
 }
 
 /// An app with ordinary defaults: medium priority, swappable, nothing swapped.
@@ -56,5 +57,8 @@ impl SystemView for FakeView {
     }
     fn cpu_busy_iowait(&self) -> f64 {
         self.util
+    }
+    fn charging(&self) -> bool {
+        self.charging
     }
 }

@@ -1,7 +1,8 @@
 //! Power-manager freezing (Ice §6.1, Table 5 baseline): a vendor power manager freezes
 //! background apps on a fixed schedule, blind to memory. An app that has been in the
 //! background longer than `freeze_after` is frozen; every `period` all frozen apps
-//! get a `window` to run (a maintenance window); nothing is frozen while charging.
+//! get a `window` to run (a maintenance window); nothing is frozen while charging
+//! (`SystemView::charging`, or the `charging` parameter).
 //! The schedule's numbers are assumptions: the seeds do not publish the P20's.
 
 use floe_core::{Action, AppState, Event, EventMask, Nanos, Policy, Setup, SwapSetup, SystemView};
@@ -14,7 +15,8 @@ pub struct PowerFreezerParams {
     pub period: Nanos,
     /// ...of one second.
     pub window: Nanos,
-    /// The device is charging (the simulator's phone never is).
+    /// Treat the device as charging whatever the backend says (the simulated phone
+    /// never charges; the daemon asks the kernel's power supplies).
     pub charging: bool,
 }
 
@@ -60,7 +62,7 @@ impl Policy for PowerFreezer {
         match ev {
             Event::Tick => {
                 let now = view.now();
-                let window = self.in_window(now) || self.params.charging;
+                let window = self.in_window(now) || self.params.charging || view.charging();
                 for id in view.apps() {
                     let Some(a) = view.app(id) else { continue };
                     match a.state {
@@ -88,6 +90,22 @@ impl Policy for PowerFreezer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nothing_stays_frozen_while_charging() {
+        use crate::fake::{app, FakeView};
+        let mut v = FakeView { now: Nanos::from_secs(90), ..FakeView::default() };
+        v.insert(app(1, AppState::Cached, 900)); // in the background since 0: due
+        v.insert(app(2, AppState::Frozen, 910));
+        let mut p = PowerFreezer::new(PowerFreezerParams::default());
+        let mut out = Vec::new();
+        p.on_event(&Event::Tick, &v, &mut out);
+        assert_eq!(out, vec![Action::Freeze(floe_core::AppId(1))], "on battery, out of the window");
+        let mut out = Vec::new();
+        v.charging = true;
+        p.on_event(&Event::Tick, &v, &mut out);
+        assert_eq!(out, vec![Action::Thaw(floe_core::AppId(2))], "charging: thawed, nothing frozen");
+    }
 
     #[test]
     fn window_is_the_first_second_of_each_period() {

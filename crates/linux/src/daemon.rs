@@ -431,8 +431,9 @@ struct App {
     /// first, which only sets this: what a group counted before floe watched it (an
     /// adopted layout, a group left by a daemon that died) is no refault to act on.
     refaults: Option<(u64, u64)>,
-    /// Resident and swapped bytes at the last sample.
+    /// Resident (all, and anonymous) and swapped bytes at the last sample.
     rss: u64,
+    rss_anon: u64,
     swap: u64,
     /// Whether the app's saved-state marker existed at the last sample.
     marker: bool,
@@ -459,6 +460,7 @@ impl App {
             last_used: Nanos::ZERO,
             refaults: None,
             rss: 0,
+            rss_anon: 0,
             swap: 0,
             marker: false,
             launching: None,
@@ -996,15 +998,16 @@ impl Daemon {
                 self.fg_boost_pids(AppId(i as u16), true, pids.clone());
             }
             let alive = !pids.is_empty();
-            let (mut rss, mut swap) = (0, 0);
+            let (mut rss, mut rss_anon, mut swap) = (0, 0, 0);
             for pid in pids {
                 if let Ok(t) = read(format!("/proc/{pid}/status")) {
                     let m = parse_kb_table("status", &t).unwrap_or_default();
                     rss += m.get("VmRSS").copied().unwrap_or(0);
+                    rss_anon += m.get("RssAnon").copied().unwrap_or(0);
                     swap += m.get("VmSwap").copied().unwrap_or(0);
                 }
             }
-            (self.apps[i].rss, self.apps[i].swap) = (rss, swap);
+            (self.apps[i].rss, self.apps[i].rss_anon, self.apps[i].swap) = (rss, rss_anon, swap);
             self.apps[i].marker = self.apps[i].rule.state_marker.as_ref().is_some_and(|m| m.exists());
             let id = AppId(i as u16);
             match (self.apps[i].state, alive) {
@@ -1147,7 +1150,10 @@ impl Daemon {
         let mut order: Vec<usize> = (0..self.apps.len())
             .filter(|&i| {
                 let a = &self.apps[i];
+                // Nothing resident at the last sample: nothing to find in its pagemap.
+                let resident = if swappable_only { a.rss_anon } else { a.rss };
                 (a.swappable || !swappable_only)
+                    && resident > 0
                     && matches!(a.state, AppState::Cached | AppState::Frozen)
                     && self.fg != Some(AppId(i as u16))
             })

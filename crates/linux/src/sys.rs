@@ -112,10 +112,8 @@ impl Pidfd {
         if limit == 0 {
             return Ok(0);
         }
-        let (swapped, present) = page_locations(self.pid, ranges)?;
-        let pages = if in_swap { swapped } else { present };
-        let take = &pages[..pages.len().min(limit as usize)];
-        self.madvise(&page_runs(take), advice)?;
+        let take = first_pages(self.pid, ranges, in_swap, limit)?;
+        self.madvise(&page_runs(&take), advice)?;
         Ok(take.len() as u64)
     }
 }
@@ -141,6 +139,34 @@ pub fn page_locations(pid: i32, ranges: &[(usize, usize)]) -> Result<(Vec<u64>, 
     swapped.sort_unstable();
     present.sort_unstable();
     Ok((swapped, present))
+}
+
+/// The first `limit` pages of `ranges`, in the order given, that are in swap
+/// (`in_swap`) or resident (not), from /proc/PID/pagemap read a chunk at a time, so
+/// that finding a few pages in a large mapping does not read all of its entries.
+pub fn first_pages(pid: i32, ranges: &[(usize, usize)], in_swap: bool, limit: u64) -> Result<Vec<u64>> {
+    use std::os::unix::fs::FileExt;
+    const CHUNK: usize = 4096;
+    let path = format!("/proc/{pid}/pagemap");
+    let f = std::fs::File::open(&path).map_err(crate::io_err(&path))?;
+    let (mut out, mut buf) = (Vec::new(), vec![0u8; CHUNK * 8]);
+    for &(addr, len) in ranges {
+        let (start, end) = ((addr / 4096) as u64, ((addr + len) / 4096) as u64);
+        let mut at = start;
+        while at < end && (out.len() as u64) < limit {
+            let n = ((end - at) as usize).min(CHUNK);
+            // A mapping that vanished meanwhile reads short: only what was read counts.
+            let got = f.read_at(&mut buf[..n * 8], at * 8).map_err(crate::io_err(&path))? / 8;
+            if got == 0 {
+                break;
+            }
+            let (swapped, present) = parse_pagemap(at, &buf[..got * 8]);
+            let found = if in_swap { swapped } else { present };
+            out.extend(found.into_iter().take((limit - out.len() as u64) as usize));
+            at += got as u64;
+        }
+    }
+    Ok(out)
 }
 
 /// Splits pagemap entries starting at virtual page `first` into swapped and present.
@@ -290,6 +316,21 @@ mod tests {
         assert_eq!(parse_pagemap(100, &b), (vec![101], vec![100, 103]));
         assert_eq!(page_runs(&[1, 2, 3, 7]), vec![(4096, 3 * 4096), (7 * 4096, 4096)]);
         assert_eq!(page_runs(&[]), vec![]);
+    }
+
+    #[test]
+    fn the_first_resident_pages_are_found_without_reading_past_them() {
+        // 4,800 touched pages: more than one pagemap chunk (4,096 entries).
+        let v = vec![1u8; 5000 * 4096];
+        let a = (v.as_ptr() as usize + 4095) & !4095;
+        let range = [(a, 4800 * 4096)];
+        let (_, present) = page_locations(std::process::id() as i32, &range).unwrap();
+        let all = first_pages(std::process::id() as i32, &range, false, u64::MAX).unwrap();
+        assert_eq!(all, present, "the same pages as the whole read");
+        assert_eq!(all.len(), 4800);
+        assert_eq!(first_pages(std::process::id() as i32, &range, false, 4100).unwrap(), present[..4100].to_vec());
+        assert!(first_pages(std::process::id() as i32, &range, true, 10).unwrap().is_empty(), "nothing of it in swap");
+        drop(v);
     }
 
     #[test]

@@ -218,7 +218,7 @@ pub fn run() -> Vec<Verdict> {
             if present.len() != 8 {
                 return Err(crate::Error::Unsupported(format!("/proc/self/pagemap shows {} of 8 touched pages present", present.len())));
             }
-            Ok("/proc/PID/pagemap present and swap bits (ASAP's switch logging)".into())
+            Ok("/proc/PID/pagemap present and swap bits (ASAP's switch logging; page-outs and prepaging of a number of pages)".into())
         })(),
     ));
     out.push(verdict(

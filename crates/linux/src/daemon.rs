@@ -1087,6 +1087,18 @@ impl Daemon {
         self.apps.iter().map(|a| a.group.cpu_usec().ok()).sum()
     }
 
+    /// Whether the guard lets floe page app `i` out; a refusal is counted and logged.
+    fn may_page_out(&mut self, i: usize) -> bool {
+        match self.guard_app(AppId(i as u16), "pageout") {
+            Ok(()) => true,
+            Err(why) => {
+                self.c.refused += 1;
+                self.log(&format!("refused pageout of {}: {why}", self.apps[i].rule.name));
+                false
+            }
+        }
+    }
+
     /// Ice+'s freeze-aware eviction under pressure (§4.3.1, "moves them out of LRU lists
     /// quickly", app by app): while free memory (or the budget's) is below the low
     /// watermark, each sample pages out one frozen app, the longest frozen first, that has
@@ -1102,9 +1114,7 @@ impl Daemon {
         let Some(i) = next else { return };
         self.apps[i].paged_out = true;
         let name = self.apps[i].rule.name.clone();
-        if let Err(why) = self.guard_app(AppId(i as u16), "pageout") {
-            self.c.refused += 1;
-            self.log(&format!("refused pageout of {name}: {why}"));
+        if !self.may_page_out(i) {
             return;
         }
         if self.cfg.dry_run {
@@ -1166,9 +1176,7 @@ impl Daemon {
                 break;
             }
             let name = self.apps[i].rule.name.clone();
-            if let Err(why) = self.guard_app(AppId(i as u16), "pageout") {
-                self.c.refused += 1;
-                self.log(&format!("refused pageout of {name}: {why}"));
+            if !self.may_page_out(i) {
                 continue;
             }
             if self.cfg.dry_run {

@@ -83,6 +83,12 @@ impl App {
         assert_eq!(a.line(), "ready");
         a
     }
+    /// A started app, a pidfd of it and its anonymous ranges.
+    fn start_with_pidfd() -> (App, Pidfd, Vec<(usize, usize)>) {
+        let app = App::start();
+        let pid = app.p.0.id() as i32;
+        (app, Pidfd::open(pid).unwrap(), anon_ranges(pid).unwrap())
+    }
     fn line(&mut self) -> String {
         let mut l = String::new();
         std::io::BufRead::read_line(&mut self.rd, &mut l).unwrap();
@@ -132,10 +138,8 @@ fn pageout_compresses_an_app_and_willneed_prepaging_cuts_its_major_faults() {
 fn pageout_of_a_number_of_pages_takes_that_many_and_leaves_the_rest() {
     let _quiet = crate::quiet();
     let _zram = ZramSwap::setup();
-    let app = App::start();
+    let (app, fd, ranges) = App::start_with_pidfd();
     let pid = app.p.0.id();
-    let fd = Pidfd::open(pid as i32).unwrap();
-    let ranges = anon_ranges(pid as i32).unwrap();
     let before = swap_bytes(pid);
     // 16 MiB of the app's 64 MiB heap (and its interpreter's few MiB).
     let n = fd.pageout_pages(&ranges, 4096).unwrap();
@@ -156,10 +160,7 @@ fn pageout_of_a_number_of_pages_takes_that_many_and_leaves_the_rest() {
 fn prepaging_a_number_of_pages_reads_that_many_back() {
     let _quiet = crate::quiet();
     let _zram = ZramSwap::setup();
-    let app = App::start();
-    let pid = app.p.0.id();
-    let fd = Pidfd::open(pid as i32).unwrap();
-    let ranges = anon_ranges(pid as i32).unwrap();
+    let (_app, fd, ranges) = App::start_with_pidfd();
     assert!(fd.pageout_pages(&ranges, u64::MAX).unwrap() >= 16_384);
     // The pages come back into the swap cache, still swap entries in the page table
     // (pagemap cannot tell): the kernel's count of pages read from swap can.

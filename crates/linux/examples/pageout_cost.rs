@@ -24,7 +24,7 @@ fn main() {
         return;
     }
     let mib: u64 = args.get(1).map(|a| a.parse().expect("MIB: a number of MiB")).unwrap_or(1024);
-    if !std::fs::read_to_string("/proc/swaps").unwrap_or_default().lines().nth(1).is_some() {
+    if std::fs::read_to_string("/proc/swaps").unwrap_or_default().lines().nth(1).is_none() {
         eprintln!("pageout_cost: needs a swap device (zram) with room for {mib} MiB");
         std::process::exit(2);
     }

@@ -1,0 +1,169 @@
+//! Paging apps out ahead of the kernel's LRU: Ice+'s frozen apps first, background apps
+//! below a policy's swap threshold or (foreground last) the low watermark, and the
+//! bounded MADV_PAGEOUT / MADV_WILLNEED that `Reclaim` and `Prepage` become.
+use super::*;
+use crate::cgroup::AppGroup;
+use crate::sys::{anon_ranges, Pidfd, MADV_PAGEOUT};
+use crate::{read, Result};
+use floe_core::{AppId, AppState, Pages, ReclaimOrder};
+use std::path::Path;
+
+impl Daemon {
+    /// Whether the guard lets floe page app `i` out; a refusal is counted and logged.
+    fn may_page_out(&mut self, i: usize) -> bool {
+        match self.guard_app(AppId(i as u16), "pageout") {
+            Ok(()) => true,
+            Err(why) => {
+                self.c.refused += 1;
+                self.log(&format!("refused pageout of {}: {why}", self.apps[i].rule.name));
+                false
+            }
+        }
+    }
+
+    /// Ice+'s freeze-aware eviction under pressure (§4.3.1, "moves them out of LRU lists
+    /// quickly", app by app): while free memory (or the budget's) is below the low
+    /// watermark, each sample pages out one frozen app, the longest frozen first, that has
+    /// not been paged out since it was frozen: its anonymous memory to swap, its private
+    /// file pages dropped (MADV_PAGEOUT), before the kernel's LRU reaches anyone else.
+    pub(super) fn frozen_first_pageout(&mut self) {
+        if self.setup.reclaim != ReclaimOrder::FrozenFirst || self.meminfo.free >= self.meminfo.wmark_low {
+            return;
+        }
+        let next = (0..self.apps.len())
+            .filter(|&i| self.apps[i].state == AppState::Frozen && !self.apps[i].paged_out)
+            .min_by_key(|&i| self.apps[i].frozen_since);
+        let Some(i) = next else { return };
+        self.apps[i].paged_out = true;
+        let name = self.apps[i].rule.name.clone();
+        if !self.may_page_out(i) {
+            return;
+        }
+        if self.cfg.dry_run {
+            self.log(&format!("dry-run: would page out {name} (frozen first)"));
+            return;
+        }
+        match each_pid_with(&self.apps[i].group, app_ranges, |p, ranges| p.madvise(ranges, MADV_PAGEOUT).map(|_| ())) {
+            Ok(()) => {
+                self.c.frozen_pageouts += 1;
+                self.log(&format!("pageout {name} (frozen first, free {} MiB below the low watermark)", self.meminfo.free.0 / 256));
+            }
+            Err(e) => self.log(&format!("pageout {name} failed: {e}")),
+        }
+    }
+
+    /// Background apps paged out first, the daemon's stand-in for a kswapd the policy
+    /// changes; the kernel's watermarks and LRU are the machine's, so floe does it itself
+    /// before the kernel reaches anyone's pages, as Ice+'s frozen-first eviction does:
+    /// - a swap threshold of the policy's own (`Setup::swap_threshold`, Selective's Table
+    ///   3), which the simulator makes kswapd's low watermark, reclaiming to 6/5 of it:
+    ///   below it, swappable background apps' resident anonymous memory goes to swap;
+    ///   kill-targets (unswappable) are left to the killer, file pages to the kernel;
+    /// - foreground-last eviction (`ReclaimOrder::FgLast`, Acclaim): below the low
+    ///   watermark, background apps' anonymous and mapped file pages, up to the high one.
+    ///
+    /// Each sample while free memory (or the budget's) is below, the least recently used
+    /// app first, until what was advised (MADV_PAGEOUT) covers the way up. Never the
+    /// foreground app.
+    pub(super) fn background_pageout(&mut self) {
+        let (low, high, ranges, swappable_only, mark): (Pages, Pages, RangesOf, bool, &str) =
+            match (self.setup.swap_threshold, self.setup.reclaim) {
+                (Some(t), _) => (t, Pages(t.0 * 6 / 5), anon_ranges, true, "the swap threshold"),
+                (None, ReclaimOrder::FgLast) => (self.meminfo.wmark_low, self.meminfo.wmark_high, app_ranges, false, "the low watermark"),
+                _ => return,
+            };
+        let free = self.meminfo.free;
+        if free >= low {
+            self.below_pageout_mark = false;
+            return;
+        }
+        let first = !std::mem::replace(&mut self.below_pageout_mark, true);
+        let mut want = high.0.saturating_sub(free.0);
+        let mut order: Vec<usize> = (0..self.apps.len())
+            .filter(|&i| {
+                let a = &self.apps[i];
+                // Nothing resident at the last sample: nothing to find in its pagemap.
+                let resident = if swappable_only { a.rss_anon } else { a.rss };
+                (a.swappable || !swappable_only)
+                    && resident > 0
+                    && matches!(a.state, AppState::Cached | AppState::Frozen)
+                    && self.fg != Some(AppId(i as u16))
+            })
+            .collect();
+        order.sort_by_key(|&i| (self.apps[i].last_used, i));
+        let mib = |p: u64| p as f64 / 256.0;
+        let why = format!("free {:.1} MiB below {mark}, {:.1} MiB", mib(free.0), mib(low.0));
+        for i in order {
+            if want == 0 {
+                break;
+            }
+            let name = self.apps[i].rule.name.clone();
+            if !self.may_page_out(i) {
+                continue;
+            }
+            if self.cfg.dry_run {
+                // Once each time free memory falls below: nothing is paged out, so it stays there.
+                if first {
+                    self.log(&format!("dry-run: would page out up to {want} pages of {name} ({why})"));
+                }
+                return;
+            }
+            match advise(&self.apps[i].group, ranges, want, false) {
+                Ok(0) => {}
+                Ok(n) => {
+                    want -= n.min(want);
+                    self.c.bg_pageout_pages += n;
+                    self.log(&format!("pageout {name}: {n} pages ({why})"));
+                }
+                Err(e) => self.log(&format!("pageout {name} failed: {e}")),
+            }
+        }
+    }
+}
+
+/// The ranges of a process's memory an action applies to.
+type RangesOf = fn(i32) -> Result<Vec<(usize, usize)>>;
+
+/// Calls `f` with a pidfd and the `ranges` of each process of the group.
+pub(super) fn each_pid_with(g: &AppGroup, ranges: RangesOf, f: impl Fn(&Pidfd, &[(usize, usize)]) -> Result<()>) -> Result<()> {
+    for pid in g.pids()? {
+        let p = Pidfd::open(pid)?;
+        f(&p, &ranges(pid)?)?;
+    }
+    Ok(())
+}
+
+/// Pages out (`in_swap` false) or reads back ahead of use (true) at most `limit` of the
+/// pages in each process's `ranges` that are resident, or in swap, process by process in
+/// the group's order, each in address order (pagemap says nothing of recency); a process
+/// that exits meanwhile is passed over. Returns the pages advised.
+pub(super) fn advise(g: &AppGroup, ranges: RangesOf, limit: u64, in_swap: bool) -> Result<u64> {
+    let mut done = 0;
+    for pid in g.pids()? {
+        if done >= limit {
+            break;
+        }
+        let advise = |p: Pidfd, r: &[(usize, usize)]| {
+            if in_swap {
+                p.prepage_pages(r, limit - done)
+            } else {
+                p.pageout_pages(r, limit - done)
+            }
+        };
+        match ranges(pid).and_then(|r| advise(Pidfd::open(pid)?, &r)) {
+            Ok(n) => done += n,
+            Err(_) if !Path::new(&format!("/proc/{pid}")).exists() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+/// A process's anonymous mappings and its mappings of files: what of an app's memory
+/// reclaim can take (shared pages the kernel skips itself).
+pub(super) fn app_ranges(pid: i32) -> Result<Vec<(usize, usize)>> {
+    let maps = read(format!("/proc/{pid}/maps"))?;
+    let mut r = crate::sys::parse_anon_ranges(&maps);
+    r.extend(crate::prepage_file::parse_file_mappings(&maps).into_iter().map(|m| (m.start, m.end - m.start)));
+    Ok(r)
+}

@@ -4,7 +4,8 @@
 //! that hold no process (its supervisor thaws within a second); SmartLMK kills the set
 //! its knapsack chooses from a restored history, through pidfds, and nothing else;
 //! selective swap/kill keeps a kill-target's memory out of swap while a swap-target's
-//! goes, and swap-first pages out below its own threshold; Acclaim pages out background
+//! goes, and swap-first pages out below its own threshold (once only where that frees
+//! nothing); Acclaim pages out background
 //! apps before the foreground one; lmkd's PSI mode kills cached apps on memory stalls,
 //! never by minfree. Each test owns its cgroups, processes, socket, state database and
 //! (if it had to set it up) zram swap, and removes them; what a killed run left (its PID gone) the
@@ -1149,4 +1150,47 @@ fn acclaim_pages_out_background_apps_before_the_foreground_one() {
             assert!(!said.contains("pageout"), "{said}");
         }
     }
+}
+
+/// A background page-out that frees nothing is tried once, not at every sample: under
+/// swap-first, the least recent swap-target has its memory locked (mlockall), so
+/// MADV_PAGEOUT cannot take it; the daemon says so once and pages out the next one.
+#[test]
+fn a_page_out_that_frees_nothing_is_not_retried_and_the_next_app_goes() {
+    let _alone = crate::alone();
+    let mut it = itest("futile", true);
+    it.config("selective-swap-first", &["fg", "s1", "s2"], "memory_limit_mib = 400\nminfree_mib = [[900, 8]]\n");
+    let Itest { tag, sock, cfg, mut c, .. } = it;
+    let (daemon, log) = start_daemon(&cfg, "policy selective-swap-first, 3 apps");
+    c.procs.push(daemon);
+    let go = PathBuf::from(format!("/tmp/{tag}.go"));
+    c.files.push(go.clone());
+    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-fg sleep 600")]).spawn().unwrap());
+    // s1 locks all of its memory, present and future (MCL_CURRENT | MCL_FUTURE).
+    let locked = format!(
+        "import ctypes,mmap,os,time\nwhile not os.path.exists({go:?}): time.sleep(0.02)\nassert ctypes.CDLL(None).mlockall(3) == 0\nm=mmap.mmap(-1,120<<20,flags=mmap.MAP_PRIVATE|mmap.MAP_ANONYMOUS)\nfor i in range(0,120<<20,4096): m[i]=1\ntime.sleep(600)\n"
+    );
+    c.procs.push(Command::new(python()).args(["-c", &locked, &format!("{tag}-s1")]).spawn().unwrap());
+    c.procs.push(app(&format!("{tag}-s2"), &go, 120, 8, 0.05));
+    wait_for("all apps adopted", Duration::from_secs(5), || {
+        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 3
+    });
+    for a in ["s1", "s2", "fg"] {
+        ctl(&sock, &["fg", a]);
+    }
+    std::fs::write(&go, "").unwrap();
+    let (s1, s2) = (c.procs[2].id(), c.procs[3].id());
+    for pid in [s1, s2] {
+        wait_for("swap-targets filled", Duration::from_secs(30), || vm_kb(pid, "VmRSS:") + vm_kb(pid, "VmSwap:") > 120 << 10);
+    }
+    // A second at the daemon's 50 ms samples: twenty chances to retry.
+    std::thread::sleep(Duration::from_secs(1));
+    let said = log.lock().unwrap().clone();
+    let s1_lines: Vec<&String> = said.iter().filter(|l| l.contains("pageout s1")).collect();
+    eprintln!("s1: {s1_lines:?}; s2 swap {} MiB", vm_kb(s2, "VmSwap:") >> 10);
+    assert_eq!(s1_lines.len(), 1, "tried once: {said:?}");
+    assert!(s1_lines[0].contains("not tried again until free memory recovers"), "{}", s1_lines[0]);
+    assert_eq!(vm_kb(s1, "VmSwap:"), 0, "locked memory stays");
+    assert!(vm_kb(s2, "VmSwap:") >> 10 >= 32, "the next swap-target went instead");
+    assert!(said.iter().any(|l| l.contains("pageout s2: ") && l.contains("pages left memory")), "{said:?}");
 }

@@ -8,7 +8,7 @@
 use crate::cgroup::{AppGroup, Hierarchies};
 use crate::prepage::AnonPrepager;
 use crate::prepage_file::FilePrepager;
-use crate::procfs::{parse_cpu_line, parse_flat, parse_kb_table, parse_swaps};
+use crate::procfs::{parse_cpu_line, parse_flat, parse_swaps};
 use crate::state::prepage_key;
 use crate::state::Store;
 use crate::sys::{anon_ranges, set_nice, PsiTrigger, MADV_COLD};
@@ -73,6 +73,9 @@ struct App {
     /// have been paged out since.
     frozen_since: Option<Instant>,
     paged_out: bool,
+    /// A background page-out of the app freed nothing (its memory locked, no swap room):
+    /// not tried again until free memory is back above where page-outs start.
+    pageout_futile: bool,
 }
 
 impl App {
@@ -95,6 +98,7 @@ impl App {
             boosted: Vec::new(),
             frozen_since: None,
             paged_out: false,
+            pageout_futile: false,
         }
     }
 }
@@ -567,16 +571,7 @@ impl Daemon {
                 self.fg_boost_pids(AppId(i as u16), true, pids.clone());
             }
             let alive = !pids.is_empty();
-            let (mut rss, mut rss_anon, mut swap) = (0, 0, 0);
-            for pid in pids {
-                if let Ok(t) = read(format!("/proc/{pid}/status")) {
-                    let m = parse_kb_table("status", &t).unwrap_or_default();
-                    rss += m.get("VmRSS").copied().unwrap_or(0);
-                    rss_anon += m.get("RssAnon").copied().unwrap_or(0);
-                    swap += m.get("VmSwap").copied().unwrap_or(0);
-                }
-            }
-            (self.apps[i].rss, self.apps[i].rss_anon, self.apps[i].swap) = (rss, rss_anon, swap);
+            (self.apps[i].rss, self.apps[i].rss_anon, self.apps[i].swap) = memory_of(&pids);
             self.apps[i].marker = self.apps[i].rule.state_marker.as_ref().is_some_and(|m| m.exists());
             let id = AppId(i as u16);
             match (self.apps[i].state, alive) {

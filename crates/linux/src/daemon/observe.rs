@@ -106,6 +106,21 @@ pub(super) fn read_stolen() -> (u64, u64) {
     read("/proc/vmstat").map(|t| pages_stolen(&parse_flat(&t))).unwrap_or_default()
 }
 
+/// Resident (all, and anonymous) and swapped bytes of some processes, from their
+/// /proc/PID/status; a process gone meanwhile counts nothing.
+pub(super) fn memory_of(pids: &[i32]) -> (u64, u64, u64) {
+    let (mut rss, mut rss_anon, mut swap) = (0, 0, 0);
+    for pid in pids {
+        if let Ok(t) = read(format!("/proc/{pid}/status")) {
+            let m = parse_kb_table("status", &t).unwrap_or_default();
+            rss += m.get("VmRSS").copied().unwrap_or(0);
+            rss_anon += m.get("RssAnon").copied().unwrap_or(0);
+            swap += m.get("VmSwap").copied().unwrap_or(0);
+        }
+    }
+    (rss, rss_anon, swap)
+}
+
 /// zram0's (original data, memory used, disk size) in bytes, from mm_stat and
 /// disksize; zeros without zram.
 fn zram_stats() -> (u64, u64, u64) {

@@ -75,6 +75,7 @@ impl Daemon {
         let free = self.meminfo.free;
         if free >= low {
             self.below_pageout_mark = false;
+            self.apps.iter_mut().for_each(|a| a.pageout_futile = false);
             return;
         }
         let first = !std::mem::replace(&mut self.below_pageout_mark, true);
@@ -86,6 +87,7 @@ impl Daemon {
                 let resident = if swappable_only { a.rss_anon } else { a.rss };
                 (a.swappable || !swappable_only)
                     && resident > 0
+                    && !a.pageout_futile
                     && matches!(a.state, AppState::Cached | AppState::Frozen)
                     && self.fg != Some(AppId(i as u16))
             })
@@ -108,14 +110,29 @@ impl Daemon {
                 }
                 return;
             }
-            match advise(&self.apps[i].group, ranges, want, false) {
+            // What left memory, not what was advised, counts: the kernel skips what it
+            // cannot take (locked or shared pages, no room in swap) without an error.
+            let resident = |a: &App| if swappable_only { a.rss_anon } else { a.rss };
+            let before = resident(&self.apps[i]);
+            let advised = advise(&self.apps[i].group, ranges, want, false);
+            let x = &mut self.apps[i];
+            (x.rss, x.rss_anon, x.swap) = memory_of(&x.group.pids().unwrap_or_default());
+            let freed = before.saturating_sub(resident(x)) / 4096;
+            match advised {
+                Ok(n) if n > 0 && freed > 0 => {
+                    want -= freed.min(want);
+                    self.c.bg_pageout_pages += freed;
+                    self.log(&format!("pageout {name}: {freed} pages left memory ({why})"));
+                }
                 Ok(0) => {}
                 Ok(n) => {
-                    want -= n.min(want);
-                    self.c.bg_pageout_pages += n;
-                    self.log(&format!("pageout {name}: {n} pages ({why})"));
+                    self.apps[i].pageout_futile = true;
+                    self.log(&format!("pageout {name}: {n} pages advised, none left memory; not tried again until free memory recovers"));
                 }
-                Err(e) => self.log(&format!("pageout {name} failed: {e}")),
+                Err(e) => {
+                    self.apps[i].pageout_futile = true;
+                    self.log(&format!("pageout {name} failed: {e}; not tried again until free memory recovers"));
+                }
             }
         }
     }

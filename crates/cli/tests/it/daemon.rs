@@ -5,9 +5,8 @@
 //! its knapsack chooses from a restored history, through pidfds, and nothing else;
 //! selective swap/kill keeps a kill-target's memory out of swap while a swap-target's
 //! goes, and swap-first pages out below its own threshold (once only where that frees
-//! nothing); Acclaim pages out background
-//! apps before the foreground one; lmkd's PSI mode kills cached apps on memory stalls,
-//! never by minfree. Each test owns its cgroups, processes, socket, state database and
+//! nothing); Acclaim pages out background apps before the foreground one; lmkd's PSI
+//! mode kills cached apps on memory stalls, never by minfree. Each test owns its cgroups, processes, socket, state database and
 //! (if it had to set it up) zram swap, and removes them; what a killed run left (its PID gone) the
 //! next run removes. The tests run alone (`crate::alone`): they share zram and time the
 //! kernel.

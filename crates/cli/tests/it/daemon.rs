@@ -1081,7 +1081,7 @@ fn selective_swap_first_pages_out_the_least_recent_swap_target_below_its_thresho
                 .find_map(|l| l.strip_prefix("floe_background_pageout_pages_total "))
                 .and_then(|v| v.parse().ok())
                 .unwrap_or_else(|| panic!("{m}"));
-            assert!(pages > 36 << 8, "{policy}: {pages} pages counted");
+            assert!(pages >= 32 << 8, "{policy}: {pages} pages counted as gone to swap");
         } else {
             assert!(free < 180.0, "{policy}: the apps fill the budget past swap-first's threshold: {free:.1} MiB free");
             assert_eq!((swap(s1), swap(s2)), (0, 0), "{policy}: nothing goes to swap above its 4 MiB");

@@ -112,15 +112,20 @@ impl Daemon {
             }
             // What left memory, not what was advised, counts: the kernel skips what it
             // cannot take (locked or shared pages, no room in swap) without an error.
+            // Pages gone to swap, or (file pages dropped) gone from memory, whichever is
+            // more: an app still growing meanwhile hides some of the second.
             let resident = |a: &App| if swappable_only { a.rss_anon } else { a.rss };
-            let before = resident(&self.apps[i]);
+            let (before, swap_before) = (resident(&self.apps[i]), self.apps[i].swap);
             let advised = advise(&self.apps[i].group, ranges, want, false);
             let x = &mut self.apps[i];
             (x.rss, x.rss_anon, x.swap) = memory_of(&x.group.pids().unwrap_or_default());
-            let freed = before.saturating_sub(resident(x)) / 4096;
+            let freed = before.saturating_sub(resident(x)).max(x.swap.saturating_sub(swap_before)) / 4096;
             match advised {
                 Ok(n) if n > 0 && freed > 0 => {
-                    want -= freed.min(want);
+                    // The way up is covered by what was asked for once some of it went
+                    // (the rest may be pages it grew meanwhile): the next app is not asked
+                    // for a remainder of a few pages.
+                    want -= n.min(want);
                     self.c.bg_pageout_pages += freed;
                     self.log(&format!("pageout {name}: {freed} pages left memory ({why})"));
                 }

@@ -110,10 +110,10 @@ impl Daemon {
                 }
                 return;
             }
-            // What left memory, not what was advised, counts: the kernel skips what it
-            // cannot take (locked or shared pages, no room in swap) without an error.
-            // Pages gone to swap, or (file pages dropped) gone from memory, whichever is
-            // more: an app still growing meanwhile hides some of the second.
+            // What left memory counts, not what was advised: the kernel skips what it
+            // cannot take (shared pages, no room in swap) without an error. That is the
+            // pages gone to swap or gone from memory (file pages dropped), whichever is
+            // more, as an app still growing meanwhile hides some of the second.
             let resident = |a: &App| if swappable_only { a.rss_anon } else { a.rss };
             let (before, swap_before) = (resident(&self.apps[i]), self.apps[i].swap);
             let advised = advise(&self.apps[i].group, ranges, want, false);

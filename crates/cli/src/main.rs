@@ -124,7 +124,10 @@ enum Cmd {
     },
     /// Talk to a running daemon: `fg APP` (APP comes to the foreground: a launch
     /// begins), `launch-done APP [MS]` (its first frame is up, after MS ms or the time
-    /// since `fg`), `status`, `apps`, `metrics` (OpenMetrics text).
+    /// since `fg`), `status`, `apps`, `metrics` (OpenMetrics text), `reclaim APP [MIB]`
+    /// (page APP's anonymous memory out to swap, MIB of it or all; not the foreground
+    /// app) and `prepage APP [MIB]` (read its swapped-out memory back ahead of use), each
+    /// through the daemon's guard, replying with what it did.
     Ctl {
         /// The daemon's control socket.
         #[arg(long, default_value = "/run/floe.sock")]

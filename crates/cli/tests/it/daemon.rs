@@ -1193,3 +1193,48 @@ fn a_page_out_that_frees_nothing_is_not_retried_and_the_next_app_goes() {
     assert!(vm_kb(s2, "VmSwap:") >> 10 >= 32, "the next swap-target went instead");
     assert!(said.iter().any(|l| l.contains("pageout s2: ") && l.contains("pages left memory")), "{said:?}");
 }
+
+/// `floe ctl reclaim` and `prepage` by hand: the same bounded actions a policy takes,
+/// through the same guard (never a reclaim of the foreground app), with the reply saying
+/// what was done.
+#[test]
+fn ctl_reclaims_and_prepages_an_app_by_hand_and_never_the_foreground() {
+    let _alone = crate::alone();
+    let mut it = itest("manual", true);
+    it.config("lru-cfs", &["a"], "");
+    let Itest { tag, sock, cfg, mut c, .. } = it;
+    let (daemon, _log) = start_daemon(&cfg, "policy lru-cfs, 1 apps");
+    c.procs.push(daemon);
+    let go = PathBuf::from(format!("/tmp/{tag}.go"));
+    c.files.push(go.clone());
+    std::fs::write(&go, "").unwrap();
+    c.procs.push(app(&format!("{tag}-a"), &go, 64, 64, 0.0));
+    let pid = c.procs[1].id();
+    wait_for("a adopted", Duration::from_secs(5), || {
+        ctl(&sock, &["status"]).lines().any(|l| l.contains("pids [") && !l.contains("pids []"))
+    });
+    wait_for("a's heap touched", Duration::from_secs(10), || vm_kb(pid, "RssAnon:") > 64 << 10);
+    let reply = ctl(&sock, &["reclaim", "a", "16"]);
+    assert!(reply.contains("reclaim a: 4096 of 4096 pages asked"), "{reply}");
+    let swap = vm_kb(pid, "VmSwap:") >> 10;
+    assert!((14..=17).contains(&swap), "16 MiB to swap: {swap} MiB");
+    let reply = ctl(&sock, &["reclaim", "a"]);
+    assert!(reply.contains("of all pages asked"), "{reply}");
+    assert!(vm_kb(pid, "VmSwap:") >> 10 >= 60, "all of the heap in swap");
+    let reply = ctl(&sock, &["prepage", "a", "8"]);
+    assert!(reply.contains("prepage a: 2048 of 2048 pages asked"), "{reply}");
+    ctl(&sock, &["fg", "a"]);
+    let resident = vm_kb(pid, "RssAnon:");
+    let refused = [
+        (vec!["reclaim", "a", "1"], "refused reclaim of a: a is in the foreground"),
+        (vec!["reclaim", "nope"], "unknown app `nope`"),
+        (vec!["reclaim", "a", "0"], "must be above 0"),
+        (vec!["prepage", "a", "x"], "`x` is not a number of MiB"),
+    ];
+    for (req, says) in refused {
+        let out = Command::new(env!("CARGO_BIN_EXE_floe")).args(["ctl", "--socket", &sock]).args(&req).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "{req:?}: {err}");
+    }
+    assert_eq!(vm_kb(pid, "RssAnon:"), resident, "the foreground app's memory is left alone");
+}

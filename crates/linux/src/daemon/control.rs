@@ -88,6 +88,10 @@ pub(super) enum Request<'a> {
     Status,
     Apps,
     Metrics,
+    /// Page APP's anonymous memory out (MIB of it, if given).
+    Reclaim(&'a str, Option<&'a str>),
+    /// Read APP's swapped-out memory back ahead of use (MIB of it, if given).
+    Prepage(&'a str, Option<&'a str>),
 }
 
 impl<'a> Request<'a> {
@@ -100,7 +104,14 @@ impl<'a> Request<'a> {
             ["status"] => Ok(Request::Status),
             ["apps"] => Ok(Request::Apps),
             ["metrics"] => Ok(Request::Metrics),
-            _ => Err(format!("unknown request `{}` (fg APP, launch-done APP [MS], status, apps, metrics)", line.trim())),
+            ["reclaim", app] => Ok(Request::Reclaim(app, None)),
+            ["reclaim", app, mib] => Ok(Request::Reclaim(app, Some(mib))),
+            ["prepage", app] => Ok(Request::Prepage(app, None)),
+            ["prepage", app, mib] => Ok(Request::Prepage(app, Some(mib))),
+            _ => Err(format!(
+                "unknown request `{}` (fg APP, launch-done APP [MS], status, apps, metrics, reclaim APP [MIB], prepage APP [MIB])",
+                line.trim()
+            )),
         }
     }
 }
@@ -139,7 +150,10 @@ mod tests {
         assert_eq!(Request::parse("launch-done browser"), Ok(Request::LaunchDone("browser", None)));
         assert_eq!(Request::parse("launch-done browser 420"), Ok(Request::LaunchDone("browser", Some("420"))));
         assert_eq!(Request::parse(" status "), Ok(Request::Status));
-        for bad in ["fg", "fg a b", "status now", "bogus", "", "launch-done a 1 2"] {
+        assert_eq!(Request::parse("reclaim maps"), Ok(Request::Reclaim("maps", None)));
+        assert_eq!(Request::parse("reclaim maps 64"), Ok(Request::Reclaim("maps", Some("64"))));
+        assert_eq!(Request::parse("prepage maps 8"), Ok(Request::Prepage("maps", Some("8"))));
+        for bad in ["fg", "fg a b", "status now", "bogus", "", "launch-done a 1 2", "reclaim", "prepage a 1 2"] {
             assert!(Request::parse(bad).unwrap_err().contains("unknown request"), "{bad:?}");
         }
         let e = ctl(Path::new("/nonexistent/floe.sock"), "status").unwrap_err().to_string();

@@ -16,7 +16,7 @@ use crate::{read, Error, Result};
 use floe_core::lmkd::{self, LowPressure, PsiLevel};
 use floe_core::{
     Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LmkMode, LmkdMode, MemInfo, Nanos, PageKind, Pages, Policy,
-    PriorityClass, ReclaimOrder, Setup, SwapSetup, SystemView,
+    PriorityClass, ReclaimOrder, Setup, SwapSetup, SwapTier, SystemView,
 };
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
@@ -548,6 +548,12 @@ impl Daemon {
         let _ = writeln!(std::io::stdout(), "{:>10.3} {msg}", self.start.elapsed().as_secs_f64());
     }
 
+    /// Logs `msg` and returns it.
+    fn said(&self, msg: String) -> String {
+        self.log(&msg);
+        msg
+    }
+
     /// Finds new processes for the apps, notices apps that died, reads refault
     /// counters and CPU use; turns what changed into events.
     fn sample(&mut self, discover: bool) {
@@ -753,9 +759,10 @@ impl Daemon {
         Ok(())
     }
 
-    /// Applies one action after the guard: nothing touches the FG app (except thaw),
-    /// init, floe itself or protected processes.
-    fn apply(&mut self, act: Action) {
+    /// Applies one action after the guard (nothing touches the FG app but a thaw or
+    /// prepaging, nor init, floe itself or protected processes) and returns the line it
+    /// logged of it (`floe ctl reclaim` and `prepage` reply with it).
+    fn apply(&mut self, act: Action) -> String {
         let target = |a: AppId| a.0 as usize;
         let check = |d: &Daemon, a: AppId, what: &str| d.guard_app(a, what);
         let (app, what) = match &act {
@@ -765,7 +772,7 @@ impl Daemon {
                 for a in v.clone() {
                     self.apply_one(a, "kill", &check);
                 }
-                return;
+                return String::new();
             }
             Action::Reclaim { app, .. } => (*app, "reclaim"),
             Action::Prepage { app, .. } => (*app, "prepage"),
@@ -775,18 +782,16 @@ impl Daemon {
                 if let Some(x) = self.apps.get_mut(target(*app)) {
                     x.unkillable = *unkillable;
                 }
-                return;
+                return String::new();
             }
         };
         if let Err(why) = check(self, app, what) {
             self.c.refused += 1;
-            self.log(&format!("refused {what} of app {}: {why}", app.0));
-            return;
+            return self.said(format!("refused {what} of app {}: {why}", app.0));
         }
         let name = self.apps[target(app)].rule.name.clone();
         if self.cfg.dry_run {
-            self.log(&format!("dry-run: would {what} {name} ({act:?})"));
-            return;
+            return self.said(format!("dry-run: would {what} {name} ({act:?})"));
         }
         let g = &self.apps[target(app)].group;
         let mut detail = String::new();
@@ -810,10 +815,10 @@ impl Daemon {
             // choice of swap device (`swap_note` says at start when the two differ).
             Action::Reclaim { pages, tier, .. } => advise(g, anon_ranges, pages.0, false).map(|n| {
                 self.c.reclaim_pages += n;
-                detail = format!(": {n} of {} pages asked (for {tier:?}, to the machine's swap)", pages.0);
+                detail = format!(": {n} of {} pages asked (for {tier:?}, to the machine's swap)", asked(pages));
             }),
             Action::Prepage { pages, .. } => advise(g, anon_ranges, pages.0, true).map(|n| {
-                detail = format!(": {n} of {} pages asked", pages.0);
+                detail = format!(": {n} of {} pages asked", asked(pages));
             }),
             Action::SetSwappable { swappable, .. } => g.set_swappiness(if swappable { 60 } else { 0 }).map(|_| {
                 self.apps[target(app)].swappable = swappable;
@@ -828,10 +833,10 @@ impl Daemon {
             }
             Action::Kill(_) | Action::MarkUnkillable { .. } => Ok(()),
         };
-        match r {
-            Ok(()) => self.log(&format!("{what} {name}{detail}")),
-            Err(e) => self.log(&format!("{what} {name} failed: {e}")),
-        }
+        let said = self.said(match r {
+            Ok(()) => format!("{what} {name}{detail}"),
+            Err(e) => format!("{what} {name} failed: {e}"),
+        });
         if matches!(act, Action::Freeze(_))
             && self.setup.reclaim == ReclaimOrder::FrozenFirst
             && self.apps[target(app)].state == AppState::Frozen
@@ -844,6 +849,7 @@ impl Daemon {
                 Err(e) => self.log(&format!("cold {name} failed: {e}")),
             }
         }
+        said
     }
 
     fn apply_one(&mut self, a: AppId, what: &str, check: &dyn Fn(&Daemon, AppId, &str) -> std::result::Result<(), String>) {
@@ -964,6 +970,37 @@ impl Daemon {
             self.apps[i].state = AppState::Foreground;
         }
         Ok(())
+    }
+
+    /// `floe ctl reclaim|prepage APP [MIB]`: the `Reclaim` or `Prepage` action a policy
+    /// could take, asked for by hand (all of the app's anonymous memory without MIB),
+    /// through the same guard; the reply is what the daemon logged of it.
+    fn manual(&mut self, name: &str, mib: Option<&str>, prepage: bool) -> std::result::Result<String, String> {
+        let i = self.apps.iter().position(|a| a.rule.name == name).ok_or_else(|| format!("unknown app `{name}`"))?;
+        let pages = match mib {
+            Some(m) => {
+                let v: f64 = m.parse().map_err(|_| format!("`{m}` is not a number of MiB"))?;
+                if !(v > 0.0 && v.is_finite()) {
+                    return Err(format!("`{m}` MiB: must be above 0"));
+                }
+                Pages::from_mib_f64(v)
+            }
+            None => Pages(u64::MAX),
+        };
+        let app = AppId(i as u16);
+        let (act, what) = if prepage {
+            (Action::Prepage { app, pages }, "prepage")
+        } else {
+            (Action::Reclaim { app, pages, tier: SwapTier::Zram }, "reclaim")
+        };
+        // A refusal or a failure is the request's error; `apply` logs either way.
+        self.guard_app(app, what).map_err(|why| format!("refused {what} of {name}: {why}"))?;
+        let said = self.apply(act);
+        if said.contains(" failed: ") {
+            Err(said)
+        } else {
+            Ok(said + "\n")
+        }
     }
 
     /// `floe ctl launch-done APP [MS]`: the launch `floe ctl fg` began has finished
@@ -1088,6 +1125,8 @@ impl Daemon {
             Ok(Request::Status) => Ok(self.status()),
             Ok(Request::Apps) => Ok(self.apps.iter().map(|a| format!("{}\n", a.rule.name)).collect()),
             Ok(Request::Metrics) => Ok(self.metrics()),
+            Ok(Request::Reclaim(app, mib)) => self.manual(app, mib, false),
+            Ok(Request::Prepage(app, mib)) => self.manual(app, mib, true),
             Err(e) => Err(e),
         };
         let _ = match reply {
@@ -1233,6 +1272,15 @@ impl Daemon {
             self.log(&format!("kept {} group(s) that still hold processes: {}", left.len(), left.join(", ")));
         }
         Ok(())
+    }
+}
+
+/// A page count as asked for: `all` for no bound.
+fn asked(p: Pages) -> String {
+    if p.0 == u64::MAX {
+        "all".into()
+    } else {
+        p.0.to_string()
     }
 }
 

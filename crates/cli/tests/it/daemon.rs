@@ -1027,6 +1027,48 @@ fn budget_free_mib(mem: &Path, tag: &str, budget_mib: u64) -> f64 {
     ((budget_mib << 20) as f64 - usage as f64 + inactive_file as f64) / (1 << 20) as f64
 }
 
+/// Two swap-targets, s1 and s2, of 120 MiB and a foreground app (a sleep) under a
+/// 400 MiB budget, with `policy` running: s1 used before s2 (the least recent), both
+/// filled. `s1_script` replaces s1's program (a Python script that waits for the
+/// returned `go` file). Procs: 0 daemon, 1 fg, 2 s1, 3 s2.
+struct Trio {
+    tag: String,
+    mem: PathBuf,
+    sock: String,
+    c: Cleanup,
+    log: std::sync::Arc<Mutex<Vec<String>>>,
+    s1: u32,
+    s2: u32,
+}
+
+fn swap_targets_filled(name: &str, policy: &str, s1_script: Option<&dyn Fn(&Path) -> String>) -> Trio {
+    let mut it = itest(name, true);
+    it.config(policy, &["fg", "s1", "s2"], "memory_limit_mib = 400\nminfree_mib = [[900, 8]]\n");
+    let Itest { tag, mem, sock, cfg, mut c, .. } = it;
+    let (daemon, log) = start_daemon(&cfg, &format!("policy {policy}, 3 apps"));
+    c.procs.push(daemon);
+    let go = PathBuf::from(format!("/tmp/{tag}.go"));
+    c.files.push(go.clone());
+    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-fg sleep 600")]).spawn().unwrap());
+    c.procs.push(match s1_script {
+        Some(script) => Command::new(python()).args(["-c", &script(&go), &format!("{tag}-s1")]).spawn().unwrap(),
+        None => app(&format!("{tag}-s1"), &go, 120, 8, 0.05),
+    });
+    c.procs.push(app(&format!("{tag}-s2"), &go, 120, 8, 0.05));
+    wait_for("all apps adopted", Duration::from_secs(5), || {
+        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 3
+    });
+    for a in ["s1", "s2", "fg"] {
+        ctl(&sock, &["fg", a]);
+    }
+    std::fs::write(&go, "").unwrap();
+    let (s1, s2) = (c.procs[2].id(), c.procs[3].id());
+    for pid in [s1, s2] {
+        wait_for("swap-targets filled", Duration::from_secs(30), || vm_kb(pid, "VmRSS:") + vm_kb(pid, "VmSwap:") > 120 << 10);
+    }
+    Trio { tag, mem, sock, c, log, s1, s2 }
+}
+
 /// Selective's swap threshold on the kernel (Table 3: swap-first swaps below 180 MB
 /// free, before its killer's 100 MB; kill-first below Linux's 4 MB). Two swap-targets of
 /// 120 MiB under a 400 MiB budget leave about 140 MiB free: swap-first pages out the
@@ -1036,30 +1078,7 @@ fn budget_free_mib(mem: &Path, tag: &str, budget_mib: u64) -> f64 {
 fn selective_swap_first_pages_out_the_least_recent_swap_target_below_its_threshold() {
     let _alone = crate::alone();
     for (policy, short, threshold) in [("selective-swap-first", "sf", 180.0), ("selective-kill-first", "kf", 4.0)] {
-        let mut it = itest(&format!("thresh-{short}"), true);
-        it.config(policy, &["fg", "s1", "s2"], "memory_limit_mib = 400\nminfree_mib = [[900, 8]]\n");
-        let Itest { tag, mem, sock, cfg, mut c, .. } = it;
-        let (daemon, log) = start_daemon(&cfg, &format!("policy {policy}, 3 apps"));
-        c.procs.push(daemon);
-        let go = PathBuf::from(format!("/tmp/{tag}.go"));
-        c.files.push(go.clone());
-        c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-fg sleep 600")]).spawn().unwrap());
-        for a in ["s1", "s2"] {
-            c.procs.push(app(&format!("{tag}-{a}"), &go, 120, 8, 0.05));
-        }
-        wait_for("all apps adopted", Duration::from_secs(5), || {
-            ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 3
-        });
-        // s1 was used before s2: the least recent, so the first to swap.
-        for a in ["s1", "s2", "fg"] {
-            ctl(&sock, &["fg", a]);
-        }
-        std::fs::write(&go, "").unwrap();
-        // procs: 0 daemon, 1 fg, 2 s1, 3 s2.
-        let (s1, s2) = (c.procs[2].id(), c.procs[3].id());
-        for pid in [s1, s2] {
-            wait_for("swap-targets filled", Duration::from_secs(30), || vm_kb(pid, "VmRSS:") + vm_kb(pid, "VmSwap:") > 120 << 10);
-        }
+        let Trio { tag, mem, sock, mut c, log, s1, s2 } = swap_targets_filled(&format!("thresh-{short}"), policy, None);
         std::thread::sleep(Duration::from_millis(500));
         let free = budget_free_mib(&mem, &tag, 400);
         let swap = |pid| vm_kb(pid, "VmSwap:") >> 10;
@@ -1157,31 +1176,13 @@ fn acclaim_pages_out_background_apps_before_the_foreground_one() {
 #[test]
 fn a_page_out_that_frees_nothing_is_not_retried_and_the_next_app_goes() {
     let _alone = crate::alone();
-    let mut it = itest("futile", true);
-    it.config("selective-swap-first", &["fg", "s1", "s2"], "memory_limit_mib = 400\nminfree_mib = [[900, 8]]\n");
-    let Itest { tag, sock, cfg, mut c, .. } = it;
-    let (daemon, log) = start_daemon(&cfg, "policy selective-swap-first, 3 apps");
-    c.procs.push(daemon);
-    let go = PathBuf::from(format!("/tmp/{tag}.go"));
-    c.files.push(go.clone());
-    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-fg sleep 600")]).spawn().unwrap());
     // s1 locks all of its memory, present and future (MCL_CURRENT | MCL_FUTURE).
-    let locked = format!(
-        "import ctypes,mmap,os,time\nwhile not os.path.exists({go:?}): time.sleep(0.02)\nassert ctypes.CDLL(None).mlockall(3) == 0\nm=mmap.mmap(-1,120<<20,flags=mmap.MAP_PRIVATE|mmap.MAP_ANONYMOUS)\nfor i in range(0,120<<20,4096): m[i]=1\ntime.sleep(600)\n"
-    );
-    c.procs.push(Command::new(python()).args(["-c", &locked, &format!("{tag}-s1")]).spawn().unwrap());
-    c.procs.push(app(&format!("{tag}-s2"), &go, 120, 8, 0.05));
-    wait_for("all apps adopted", Duration::from_secs(5), || {
-        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 3
-    });
-    for a in ["s1", "s2", "fg"] {
-        ctl(&sock, &["fg", a]);
-    }
-    std::fs::write(&go, "").unwrap();
-    let (s1, s2) = (c.procs[2].id(), c.procs[3].id());
-    for pid in [s1, s2] {
-        wait_for("swap-targets filled", Duration::from_secs(30), || vm_kb(pid, "VmRSS:") + vm_kb(pid, "VmSwap:") > 120 << 10);
-    }
+    let locked = |go: &Path| {
+        format!(
+            "import ctypes,mmap,os,time\nwhile not os.path.exists({go:?}): time.sleep(0.02)\nassert ctypes.CDLL(None).mlockall(3) == 0\nm=mmap.mmap(-1,120<<20,flags=mmap.MAP_PRIVATE|mmap.MAP_ANONYMOUS)\nfor i in range(0,120<<20,4096): m[i]=1\ntime.sleep(600)\n"
+        )
+    };
+    let Trio { log, s1, s2, c: _c, .. } = swap_targets_filled("futile", "selective-swap-first", Some(&locked));
     // A second at the daemon's 50 ms samples: twenty chances to retry.
     std::thread::sleep(Duration::from_secs(1));
     let said = log.lock().unwrap().clone();

@@ -470,7 +470,7 @@ impl Daemon {
         }
         let victim = stock_victim(&self.app_infos(), self.fg, min_adj);
         if let Some(v) = victim {
-            self.apply(Action::Kill(vec![v]));
+            let _ = self.apply(Action::Kill(vec![v]));
             self.sample(false);
         }
     }
@@ -535,7 +535,7 @@ impl Daemon {
         };
         let Some(v) = victim else { return };
         self.log(&format!("lmkd: {why}: killing {}", self.apps[v.0 as usize].rule.name));
-        self.apply(Action::Kill(vec![v]));
+        let _ = self.apply(Action::Kill(vec![v]));
         if let Some(l) = self.psi_lmkd.as_mut() {
             l.last_kill = Some((Instant::now(), v));
         }
@@ -546,6 +546,11 @@ impl Daemon {
     /// the daemon: the line is lost, the daemon goes on.
     fn log(&self, msg: &str) {
         let _ = writeln!(std::io::stdout(), "{:>10.3} {msg}", self.start.elapsed().as_secs_f64());
+    }
+
+    /// The index of the app the config names `name`.
+    fn app_named(&self, name: &str) -> std::result::Result<usize, String> {
+        self.apps.iter().position(|a| a.rule.name == name).ok_or_else(|| format!("unknown app `{name}`"))
     }
 
     /// Logs `msg` and returns it.
@@ -737,7 +742,7 @@ impl Daemon {
                 let mut out = Vec::new();
                 policy.on_event(&ev, self, &mut out);
                 for a in out {
-                    self.apply(a);
+                    let _ = self.apply(a);
                 }
             }
         }
@@ -761,8 +766,9 @@ impl Daemon {
 
     /// Applies one action after the guard (nothing touches the FG app but a thaw or
     /// prepaging, nor init, floe itself or protected processes) and returns the line it
-    /// logged of it (`floe ctl reclaim` and `prepage` reply with it).
-    fn apply(&mut self, act: Action) -> String {
+    /// logged of it (`floe ctl reclaim` and `prepage` reply with it), or why it was not
+    /// done.
+    fn apply(&mut self, act: Action) -> std::result::Result<String, NotDone> {
         let target = |a: AppId| a.0 as usize;
         let check = |d: &Daemon, a: AppId, what: &str| d.guard_app(a, what);
         let (app, what) = match &act {
@@ -772,7 +778,7 @@ impl Daemon {
                 for a in v.clone() {
                     self.apply_one(a, "kill", &check);
                 }
-                return String::new();
+                return Ok(String::new());
             }
             Action::Reclaim { app, .. } => (*app, "reclaim"),
             Action::Prepage { app, .. } => (*app, "prepage"),
@@ -782,16 +788,17 @@ impl Daemon {
                 if let Some(x) = self.apps.get_mut(target(*app)) {
                     x.unkillable = *unkillable;
                 }
-                return String::new();
+                return Ok(String::new());
             }
         };
         if let Err(why) = check(self, app, what) {
             self.c.refused += 1;
-            return self.said(format!("refused {what} of app {}: {why}", app.0));
+            self.log(&format!("refused {what} of app {}: {why}", app.0));
+            return Err(NotDone::Refused(why));
         }
         let name = self.apps[target(app)].rule.name.clone();
         if self.cfg.dry_run {
-            return self.said(format!("dry-run: would {what} {name} ({act:?})"));
+            return Ok(self.said(format!("dry-run: would {what} {name} ({act:?})")));
         }
         let g = &self.apps[target(app)].group;
         let mut detail = String::new();
@@ -833,10 +840,10 @@ impl Daemon {
             }
             Action::Kill(_) | Action::MarkUnkillable { .. } => Ok(()),
         };
-        let said = self.said(match r {
-            Ok(()) => format!("{what} {name}{detail}"),
-            Err(e) => format!("{what} {name} failed: {e}"),
-        });
+        let said = match r {
+            Ok(()) => Ok(self.said(format!("{what} {name}{detail}"))),
+            Err(e) => Err(NotDone::Failed(self.said(format!("{what} {name} failed: {e}")))),
+        };
         if matches!(act, Action::Freeze(_))
             && self.setup.reclaim == ReclaimOrder::FrozenFirst
             && self.apps[target(app)].state == AppState::Frozen
@@ -930,7 +937,7 @@ impl Daemon {
     /// `floe ctl fg APP`: the app comes to the foreground (a launch, as the policy hears
     /// it); the previous one goes to the background. The foreground is never frozen.
     fn set_foreground(&mut self, name: &str) -> std::result::Result<(), String> {
-        let i = self.apps.iter().position(|a| a.rule.name == name).ok_or_else(|| format!("unknown app `{name}`"))?;
+        let i = self.app_named(name)?;
         let to = AppId(i as u16);
         let from = self.fg.replace(to);
         let now = self.now();
@@ -964,7 +971,7 @@ impl Daemon {
         self.pending.push(Event::AppSwitch { from, to: Some(to) });
         self.dispatch();
         if self.apps[i].group.is_frozen().unwrap_or(false) {
-            self.apply(Action::Thaw(to));
+            let _ = self.apply(Action::Thaw(to));
         }
         if self.apps[i].state != AppState::Dead {
             self.apps[i].state = AppState::Foreground;
@@ -976,7 +983,7 @@ impl Daemon {
     /// could take, asked for by hand (all of the app's anonymous memory without MIB),
     /// through the same guard; the reply is what the daemon logged of it.
     fn manual(&mut self, name: &str, mib: Option<&str>, prepage: bool) -> std::result::Result<String, String> {
-        let i = self.apps.iter().position(|a| a.rule.name == name).ok_or_else(|| format!("unknown app `{name}`"))?;
+        let i = self.app_named(name)?;
         let pages = match mib {
             Some(m) => {
                 let v: f64 = m.parse().map_err(|_| format!("`{m}` is not a number of MiB"))?;
@@ -994,12 +1001,10 @@ impl Daemon {
             (Action::Reclaim { app, pages, tier: SwapTier::Zram }, "reclaim")
         };
         // A refusal or a failure is the request's error; `apply` logs either way.
-        self.guard_app(app, what).map_err(|why| format!("refused {what} of {name}: {why}"))?;
-        let said = self.apply(act);
-        if said.contains(" failed: ") {
-            Err(said)
-        } else {
-            Ok(said + "\n")
+        match self.apply(act) {
+            Ok(said) => Ok(said + "\n"),
+            Err(NotDone::Refused(why)) => Err(format!("refused {what} of {name}: {why}")),
+            Err(NotDone::Failed(said)) => Err(said),
         }
     }
 
@@ -1007,7 +1012,7 @@ impl Daemon {
     /// (its first frame is up), after MS milliseconds or, without MS, after the time
     /// since the `fg` request.
     fn launch_done(&mut self, name: &str, ms: Option<&str>) -> std::result::Result<(), String> {
-        let i = self.apps.iter().position(|a| a.rule.name == name).ok_or_else(|| format!("unknown app `{name}`"))?;
+        let i = self.app_named(name)?;
         let (since, kind) = self.apps[i].launching.take().ok_or_else(|| format!("`{name}` is not launching (send `fg {name}` first)"))?;
         let latency = match ms {
             Some(ms) => {
@@ -1273,6 +1278,13 @@ impl Daemon {
         }
         Ok(())
     }
+}
+
+/// Why [`Daemon::apply`] did not do an action: the guard's reason for refusing it, or
+/// the line logged of the kernel call that failed.
+enum NotDone {
+    Refused(String),
+    Failed(String),
 }
 
 /// A page count as asked for: `all` for no bound.

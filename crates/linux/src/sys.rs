@@ -122,20 +122,13 @@ impl Pidfd {
 /// present in RAM, bit 62: in swap). Returns (swapped, present) virtual page numbers,
 /// sorted. Needs root for nothing here (PFNs are not read).
 pub fn page_locations(pid: i32, ranges: &[(usize, usize)]) -> Result<(Vec<u64>, Vec<u64>)> {
-    use std::os::unix::fs::FileExt;
-    let path = format!("/proc/{pid}/pagemap");
-    let f = std::fs::File::open(&path).map_err(crate::io_err(&path))?;
     let (mut swapped, mut present) = (Vec::new(), Vec::new());
-    let mut buf = Vec::new();
-    for &(addr, len) in ranges {
-        let (first, n) = ((addr / 4096) as u64, len / 4096);
-        buf.resize(n * 8, 0);
-        // A mapping that vanished meanwhile reads short: only what was read counts.
-        let got = f.read_at(&mut buf, first * 8).map_err(crate::io_err(&path))? / 8;
-        let (s, p) = parse_pagemap(first, &buf[..got * 8]);
+    walk_pagemap(pid, ranges, |first, entries| {
+        let (s, p) = parse_pagemap(first, entries);
         swapped.extend(s);
         present.extend(p);
-    }
+        true
+    })?;
     swapped.sort_unstable();
     present.sort_unstable();
     Ok((swapped, present))
@@ -145,28 +138,40 @@ pub fn page_locations(pid: i32, ranges: &[(usize, usize)]) -> Result<(Vec<u64>, 
 /// (`in_swap`) or resident (not), from /proc/PID/pagemap read a chunk at a time, so
 /// that finding a few pages in a large mapping does not read all of its entries.
 pub fn first_pages(pid: i32, ranges: &[(usize, usize)], in_swap: bool, limit: u64) -> Result<Vec<u64>> {
+    let mut out = Vec::new();
+    walk_pagemap(pid, ranges, |first, entries| {
+        let (swapped, present) = parse_pagemap(first, entries);
+        let found = if in_swap { swapped } else { present };
+        out.extend(found.into_iter().take((limit - out.len() as u64) as usize));
+        (out.len() as u64) < limit
+    })?;
+    Ok(out)
+}
+
+/// Reads the pagemap entries of `ranges` a chunk (4,096 pages) at a time and hands each
+/// chunk, with its first virtual page, to `f`, until `f` says stop. A mapping that
+/// vanished meanwhile reads short: only what was read is handed on.
+fn walk_pagemap(pid: i32, ranges: &[(usize, usize)], mut f: impl FnMut(u64, &[u8]) -> bool) -> Result<()> {
     use std::os::unix::fs::FileExt;
     const CHUNK: usize = 4096;
     let path = format!("/proc/{pid}/pagemap");
-    let f = std::fs::File::open(&path).map_err(crate::io_err(&path))?;
-    let (mut out, mut buf) = (Vec::new(), vec![0u8; CHUNK * 8]);
+    let file = std::fs::File::open(&path).map_err(crate::io_err(&path))?;
+    let mut buf = vec![0u8; CHUNK * 8];
     for &(addr, len) in ranges {
-        let (start, end) = ((addr / 4096) as u64, ((addr + len) / 4096) as u64);
-        let mut at = start;
-        while at < end && (out.len() as u64) < limit {
+        let (mut at, end) = ((addr / 4096) as u64, ((addr + len) / 4096) as u64);
+        while at < end {
             let n = ((end - at) as usize).min(CHUNK);
-            // A mapping that vanished meanwhile reads short: only what was read counts.
-            let got = f.read_at(&mut buf[..n * 8], at * 8).map_err(crate::io_err(&path))? / 8;
+            let got = file.read_at(&mut buf[..n * 8], at * 8).map_err(crate::io_err(&path))? / 8;
             if got == 0 {
                 break;
             }
-            let (swapped, present) = parse_pagemap(at, &buf[..got * 8]);
-            let found = if in_swap { swapped } else { present };
-            out.extend(found.into_iter().take((limit - out.len() as u64) as usize));
+            if !f(at, &buf[..got * 8]) {
+                return Ok(());
+            }
             at += got as u64;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Splits pagemap entries starting at virtual page `first` into swapped and present.
@@ -297,6 +302,7 @@ impl PsiTrigger {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn the_nice_value_follows_a_command_with_spaces_and_parentheses() {
@@ -304,8 +310,6 @@ mod tests {
         assert_eq!(parse_stat_nice(stat), Some(-10));
         assert_eq!(parse_stat_nice("4242 (x) S 1"), None);
     }
-
-    use super::*;
 
     #[test]
     fn pagemap_entries_and_page_runs() {

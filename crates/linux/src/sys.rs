@@ -76,21 +76,47 @@ impl Pidfd {
 
     /// Applies `advice` to the given ranges of this process's memory; returns the bytes
     /// advised. (process_madvise, Linux 5.10+; at most UIO_MAXIOV = 1,024 ranges a call,
-    /// so more go in several.)
+    /// so more go in several.) The kernel stops a call at the first range it refuses,
+    /// reporting what it did before it: a range it refuses for its mapping (EINVAL:
+    /// locked, PFN-mapped or hugetlb memory for MADV_PAGEOUT; ENOMEM: unmapped since the
+    /// ranges were read) is passed over and the ones after it are still advised. The
+    /// first such refusal is the error only when nothing at all was advised.
     pub fn madvise(&self, ranges: &[(usize, usize)], advice: i32) -> Result<usize> {
-        let mut total = 0;
-        for chunk in ranges.chunks(1024) {
+        let (mut total, mut refused, mut rest) = (0, None, ranges);
+        while !rest.is_empty() {
+            let chunk = &rest[..rest.len().min(1024)];
             let iov: Vec<libc::iovec> =
                 chunk.iter().map(|&(addr, len)| libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len }).collect();
             // SAFETY: the iovecs describe addresses in the *target* process; the kernel
             // validates them there. Our buffer lives across the call.
             let r = unsafe { libc::syscall(libc::SYS_process_madvise, self.fd.as_raw_fd(), iov.as_ptr(), iov.len(), advice, 0u32) };
-            if r < 0 {
-                return Err(last_err(&format!("process_madvise({}, advice {advice})", self.pid)));
-            }
-            total += r as usize;
+            // The ranges the kernel finished (it reports whole ranges only).
+            let done = if r < 0 {
+                let e = std::io::Error::last_os_error();
+                if !matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOMEM)) {
+                    return Err(Error::Io { path: format!("process_madvise({}, advice {advice})", self.pid), err: e });
+                }
+                refused.get_or_insert(Error::Io {
+                    path: format!("process_madvise({}, advice {advice}, {:#x})", self.pid, chunk[0].0),
+                    err: e,
+                });
+                0
+            } else {
+                total += r as usize;
+                let (mut left, mut done) = (r as usize, 0);
+                while done < chunk.len() && left >= chunk[done].1 {
+                    left -= chunk[done].1;
+                    done += 1;
+                }
+                done
+            };
+            // Past the finished ranges, and the one refused after them if any.
+            rest = if done == chunk.len() { &rest[done..] } else { &rest[done + 1..] };
         }
-        Ok(total)
+        match refused {
+            Some(e) if total == 0 => Err(e),
+            _ => Ok(total),
+        }
     }
 
     /// Pages out at most `limit` of the resident pages in `ranges` (MADV_PAGEOUT on
@@ -113,8 +139,7 @@ impl Pidfd {
             return Ok(0);
         }
         let take = first_pages(self.pid, ranges, in_swap, limit)?;
-        self.madvise(&page_runs(&take), advice)?;
-        Ok(take.len() as u64)
+        Ok((self.madvise(&page_runs(&take), advice)? / 4096) as u64)
     }
 }
 
@@ -232,11 +257,69 @@ pub fn parse_stat_nice(stat: &str) -> Option<i32> {
 }
 
 /// The anonymous, writable mappings of a process (its heap and anonymous mmaps), from
-/// /proc/PID/maps: the ranges `MADV_PAGEOUT` can compress.
+/// /proc/PID/maps, that `MADV_PAGEOUT` can compress ([`advisable`]).
 pub fn anon_ranges(pid: i32) -> Result<Vec<(usize, usize)>> {
     let path = format!("/proc/{pid}/maps");
     let text = crate::read(&path)?;
-    Ok(parse_anon_ranges(&text))
+    advisable(pid, parse_anon_ranges(&text))
+}
+
+/// `ranges` of process `pid` without the mappings MADV_PAGEOUT refuses
+/// ([`parse_unadvisable`]): a locked mapping's pages would count against a page-out's
+/// limit and never go. /proc/PID/smaps (which walks every page table to count) is read
+/// only when /proc/PID/status says some memory is locked (VmLck).
+pub fn advisable(pid: i32, ranges: Vec<(usize, usize)>) -> Result<Vec<(usize, usize)>> {
+    let path = format!("/proc/{pid}/status");
+    let locked = crate::procfs::parse_kb_table(&path, &crate::read(&path)?)?.get("VmLck").copied().unwrap_or(0);
+    if locked == 0 {
+        return Ok(ranges);
+    }
+    let smaps = crate::read(format!("/proc/{pid}/smaps"))?;
+    Ok(without(&ranges, &parse_unadvisable(&smaps)))
+}
+
+/// The mappings in /proc/PID/smaps whose VmFlags make MADV_PAGEOUT refuse them
+/// (`can_madv_lru_vma`): `lo` locked, `pf` PFN-mapped, `ht` hugetlb.
+pub fn parse_unadvisable(smaps: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut vma = None;
+    for line in smaps.lines() {
+        if let Some(flags) = line.strip_prefix("VmFlags:") {
+            if let Some(r) = vma.take() {
+                if flags.split_whitespace().any(|f| matches!(f, "lo" | "pf" | "ht")) {
+                    out.push(r);
+                }
+            }
+        } else if let Some((a, b)) = line.split_whitespace().next().and_then(|r| r.split_once('-')) {
+            if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) {
+                vma = Some((a, b - a));
+            }
+        }
+    }
+    out
+}
+
+/// `ranges` with every part that lies in one of `holes` cut out.
+pub fn without(ranges: &[(usize, usize)], holes: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for &(a, len) in ranges {
+        let mut parts = vec![(a, a + len)];
+        for &(h, hlen) in holes {
+            let he = h + hlen;
+            parts = parts
+                .into_iter()
+                .flat_map(|(s, e)| {
+                    if he <= s || e <= h {
+                        vec![(s, e)]
+                    } else {
+                        [(s, h.max(s)), (he.min(e), e)].into_iter().filter(|&(s, e)| s < e).collect()
+                    }
+                })
+                .collect();
+        }
+        out.extend(parts.into_iter().map(|(s, e)| (s, e - s)));
+    }
+    out
 }
 
 pub fn parse_anon_ranges(maps: &str) -> Vec<(usize, usize)> {
@@ -346,6 +429,36 @@ mod tests {
         assert_eq!(present.len(), 8, "touched pages are present");
         assert_eq!(present[0], (a / 4096 + 1) as u64);
         drop(v);
+    }
+
+    #[test]
+    fn locked_pfn_mapped_and_hugetlb_mappings_are_cut_out_of_ranges() {
+        let smaps = "\
+55d0e000-55d2f000 rw-p 00000000 00:00 0                                  [heap]
+Size:                132 kB
+Locked:                0 kB
+VmFlags: rd wr mr mw me ac
+7f0000000000-7f0000100000 rw-p 00000000 00:00 0
+Size:               1024 kB
+Locked:             1024 kB
+VmFlags: rd wr mr mw me lo ac
+7f0000100000-7f0004100000 rw-p 00000000 00:00 0
+Size:              65536 kB
+VmFlags: rd wr mr mw me ac
+7f1000000000-7f1000001000 rw-s 00000000 00:06 12                         /dev/dri/card0
+VmFlags: rd wr sh mr mw me ms io pf dd
+7f2000000000-7f2000200000 rw-p 00000000 00:0f 3                          /anon_hugepage (deleted)
+VmFlags: rd wr mr mw me ht
+";
+        let holes = parse_unadvisable(smaps);
+        assert_eq!(holes, vec![(0x7f0000000000, 0x100000), (0x7f1000000000, 0x1000), (0x7f2000000000, 0x200000)]);
+        // The maps' one range over the locked and unlocked halves (as before an mlock
+        // split it) keeps its unlocked part; a range inside a hole goes.
+        let ranges = [(0x55d0e000, 0x21000), (0x7f0000000000, 0x4100000), (0x7f2000001000, 0x1000)];
+        assert_eq!(without(&ranges, &holes), vec![(0x55d0e000, 0x21000), (0x7f0000100000, 0x4000000)]);
+        // A hole in the middle leaves both sides.
+        assert_eq!(without(&[(0, 0x10000)], &[(0x4000, 0x1000)]), vec![(0, 0x4000), (0x5000, 0xb000)]);
+        assert_eq!(without(&ranges, &[]), ranges.to_vec());
     }
 
     #[test]

@@ -1173,7 +1173,8 @@ fn acclaim_pages_out_background_apps_before_the_foreground_one() {
 
 /// A background page-out that frees nothing is tried once, not at every sample: under
 /// swap-first, the least recent swap-target has its memory locked (mlockall), so
-/// MADV_PAGEOUT cannot take it; the daemon says so once and pages out the next one.
+/// there is nothing MADV_PAGEOUT may take (its locked mappings are left out of the
+/// ranges); the daemon says so once and pages out the next one.
 #[test]
 fn a_page_out_that_frees_nothing_is_not_retried_and_the_next_app_goes() {
     let _alone = crate::alone();

@@ -129,7 +129,14 @@ impl Daemon {
                     self.c.bg_pageout_pages += freed;
                     self.log(&format!("pageout {name}: {freed} pages left memory ({why})"));
                 }
-                Ok(0) => {}
+                Ok(0) => {
+                    // Resident at the last sample, but nothing of it may go: locked, or
+                    // gone since.
+                    self.apps[i].pageout_futile = true;
+                    self.log(&format!(
+                        "pageout {name}: no page it may page out (locked memory?); not tried again until free memory recovers"
+                    ));
+                }
                 Ok(n) => {
                     self.apps[i].pageout_futile = true;
                     self.log(&format!("pageout {name}: {n} pages advised, none left memory; not tried again until free memory recovers"));
@@ -182,10 +189,13 @@ pub(super) fn advise(g: &AppGroup, ranges: RangesOf, limit: u64, in_swap: bool) 
 }
 
 /// A process's anonymous mappings and its mappings of files: what of an app's memory
-/// reclaim can take (shared pages the kernel skips itself).
+/// reclaim can take (shared pages the kernel skips itself). Not device mappings
+/// (/dev/..., a GPU's for one: PFN-mapped, not memory reclaim can take) nor locked
+/// memory (`sys::advisable`).
 pub(super) fn app_ranges(pid: i32) -> Result<Vec<(usize, usize)>> {
     let maps = read(format!("/proc/{pid}/maps"))?;
     let mut r = crate::sys::parse_anon_ranges(&maps);
-    r.extend(crate::prepage_file::parse_file_mappings(&maps).into_iter().map(|m| (m.start, m.end - m.start)));
-    Ok(r)
+    let files = crate::prepage_file::parse_file_mappings(&maps).into_iter().filter(|m| !m.path.starts_with("/dev/"));
+    r.extend(files.map(|m| (m.start, m.end - m.start)));
+    crate::sys::advisable(pid, r)
 }

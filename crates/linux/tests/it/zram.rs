@@ -177,3 +177,55 @@ fn prepaging_a_number_of_pages_reads_that_many_back() {
     assert!((2048..8192).contains(&read), "{read} pages read from swap");
     assert_eq!(fd.prepage_pages(&ranges, 0).unwrap(), 0);
 }
+
+/// An app that has locked the first MiB of its heap (mlock), which splits the mapping: the page-out passes over the locked mapping, which the kernel refuses
+/// (EINVAL for the whole range), and takes the heap behind it, and a page count is
+/// of pages that can go.
+#[test]
+fn pageout_passes_over_locked_memory_and_takes_the_rest() {
+    const LOCKING_APP: &str = r#"
+import ctypes, mmap, sys
+libc = ctypes.CDLL(None, use_errno=True)
+m = mmap.mmap(-1, 65 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+for i in range(0, 65 << 20, 4096):
+    m[i] = 1
+at = ctypes.addressof(ctypes.c_char.from_buffer(m))
+# The first MiB locked: the kernel splits the mapping, the locked part first.
+assert libc.mlock(ctypes.c_void_p(at), ctypes.c_size_t(1 << 20)) == 0, ctypes.get_errno()
+print(at, at + (1 << 20), flush=True)
+sys.stdin.read()
+"#;
+    let _quiet = crate::quiet();
+    let _zram = ZramSwap::setup();
+    let mut c = Command::new("python3").args(["-c", LOCKING_APP]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("python3");
+    let mut rd = std::io::BufReader::new(c.stdout.take().unwrap());
+    let p = Proc(c);
+    let pid = p.0.id();
+    let mut l = String::new();
+    std::io::BufRead::read_line(&mut rd, &mut l).unwrap();
+    let (locked, heap) = l.trim().split_once(' ').map(|(a, b)| (a.parse::<usize>().unwrap(), b.parse::<usize>().unwrap())).unwrap();
+    assert!(locked < heap, "the locked mapping comes first in address order: {locked:#x} {heap:#x}");
+    let vm_lck = || {
+        let t = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        parse_kb_table("status", &t).unwrap().get("VmLck").copied().unwrap_or(0)
+    };
+    assert_eq!(vm_lck(), 1 << 20, "1 MiB locked");
+    let fd = Pidfd::open(pid as i32).unwrap();
+    let ranges = anon_ranges(pid as i32).unwrap();
+    assert!(!ranges.iter().any(|&(a, len)| a <= locked && locked < a + len), "the locked mapping is not among the ranges: {ranges:x?}");
+    // A number of pages: as many as asked, all of them pages that can go.
+    let before = swap_bytes(pid);
+    assert_eq!(fd.pageout_pages(&ranges, 4096).unwrap(), 4096);
+    let swapped = swap_bytes(pid) - before;
+    assert!((14 << 20..=17 << 20).contains(&swapped), "swap grew by {swapped} bytes, not about 16 MiB");
+    // The whole memory as /proc/PID/maps lists it, the locked mapping included: the
+    // kernel refuses that range and floe goes on with the ones after it.
+    let all = floe_linux::sys::parse_anon_ranges(&std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap());
+    assert!(all.iter().any(|&(a, len)| a <= locked && locked < a + len));
+    let advised = fd.madvise(&all, MADV_PAGEOUT).unwrap();
+    assert!(advised >= 60 << 20, "advised {advised} bytes");
+    let swapped = swap_bytes(pid) - before;
+    eprintln!("locked 1 MiB before a 64 MiB heap: {advised} bytes advised, swap +{swapped} bytes");
+    assert!(swapped >= 60 << 20, "the heap behind the locked mapping went to swap: {swapped} bytes");
+    assert_eq!(vm_lck(), 1 << 20, "the locked memory stays locked");
+}

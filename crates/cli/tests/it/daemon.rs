@@ -1197,6 +1197,44 @@ fn a_page_out_that_frees_nothing_is_not_retried_and_the_next_app_goes() {
     assert!(said.iter().any(|l| l.contains("pageout s2: ") && l.contains("pages left memory")), "{said:?}");
 }
 
+/// A large dip below the swap threshold is paged out over several samples, at most
+/// 64 MiB in each, so the daemon's loop (and the killer in it) comes round between:
+/// a 300 MiB app filled in the foreground under a 400 MiB budget leaves about 90 MiB
+/// free, and when it goes to the background, 126 MiB short of swap-first's 216 MiB (6/5
+/// of its 180 MiB threshold) come due at once.
+#[test]
+fn a_large_page_out_is_spread_over_samples() {
+    let _alone = crate::alone();
+    let mut it = itest("spread", true);
+    it.config("selective-swap-first", &["fg", "s1"], "memory_limit_mib = 400\nminfree_mib = [[900, 8]]\n");
+    let Itest { tag, mem, cfg, sock, mut c, .. } = it;
+    let (daemon, log) = start_daemon(&cfg, "policy selective-swap-first, 2 apps");
+    c.procs.push(daemon);
+    let go = PathBuf::from(format!("/tmp/{tag}.go"));
+    c.files.push(go.clone());
+    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-fg sleep 600")]).spawn().unwrap());
+    c.procs.push(app(&format!("{tag}-s1"), &go, 300, 300, 0.0));
+    wait_for("both apps adopted", Duration::from_secs(5), || {
+        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
+    });
+    ctl(&sock, &["fg", "s1"]);
+    std::fs::write(&go, "").unwrap();
+    let s1 = c.procs[2].id();
+    wait_for("s1 filled", Duration::from_secs(30), || vm_kb(s1, "VmRSS:") > 300 << 10);
+    assert_eq!(vm_kb(s1, "VmSwap:"), 0, "the foreground app is not paged out");
+    ctl(&sock, &["fg", "fg"]);
+    wait_for("free memory back above the threshold", Duration::from_secs(10), || budget_free_mib(&mem, &tag, 400) >= 180.0);
+    std::thread::sleep(Duration::from_millis(300));
+    let said = log.lock().unwrap().clone();
+    let pages: Vec<u64> = said.iter().filter_map(|l| l.split("pageout s1: ").nth(1)?.split(' ').next()?.parse().ok()).collect();
+    let swap = vm_kb(s1, "VmSwap:") >> 10;
+    eprintln!("s1's page-outs, pages each: {pages:?}; s1 swap {swap} MiB; free {:.1} MiB", budget_free_mib(&mem, &tag, 400));
+    assert!(pages.len() >= 2, "more than one sample's page-out: {said:?}");
+    assert!(pages.iter().all(|&n| n <= 64 * 256 * 21 / 20), "at most 64 MiB a sample: {pages:?}");
+    assert!(swap >= 100, "the whole dip went to swap over the samples: {swap} MiB");
+    assert!(alive(&mut c.procs[2]), "nothing killed");
+}
+
 /// `floe ctl reclaim` and `prepage` by hand: the same bounded actions a policy takes,
 /// through the same guard (never a reclaim of the foreground app), with the reply saying
 /// what was done.

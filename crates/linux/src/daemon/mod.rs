@@ -174,6 +174,9 @@ pub struct Daemon {
     kswapd_failing: bool,
     /// Whether free memory was below where `background_pageout` starts at the last sample.
     below_pageout_mark: bool,
+    /// Pages `background_pageout` still has to page out for the current dip below its
+    /// mark, beyond what one sample takes ([`PAGEOUT_PAGES_PER_SAMPLE`]).
+    pageout_owed: u64,
     scanner: ProcScanner,
     timeline: Option<Timeline>,
 }
@@ -327,6 +330,7 @@ impl Daemon {
             kswapd_vm: (0, 0),
             kswapd_failing: false,
             below_pageout_mark: false,
+            pageout_owed: 0,
         };
         d.sample(true);
         d.pending.clear();

@@ -3,10 +3,15 @@
 //! bounded MADV_PAGEOUT / MADV_WILLNEED that `Reclaim` and `Prepage` become.
 use super::*;
 use crate::cgroup::AppGroup;
-use crate::sys::{anon_ranges, Pidfd, MADV_PAGEOUT};
+use crate::sys::{anon_ranges, Pidfd};
 use crate::{read, Result};
 use floe_core::{AppId, AppState, Pages, ReclaimOrder};
 use std::path::Path;
+
+/// At most this much is paged out in one sample: 64 MiB, about 50 ms of compression
+/// into zram on this project's machine (docs/PERFORMANCE.md), so the loop, and the killer
+/// in it, comes round again soon even while a gigabyte-sized app goes to swap.
+pub(super) const PAGEOUT_PAGES_PER_SAMPLE: u64 = 64 * 256;
 
 impl Daemon {
     /// Whether the guard lets floe page app `i` out; a refusal is counted and logged.
@@ -23,9 +28,11 @@ impl Daemon {
 
     /// Ice+'s freeze-aware eviction under pressure (§4.3.1, "moves them out of LRU lists
     /// quickly", app by app): while free memory (or the budget's) is below the low
-    /// watermark, each sample pages out one frozen app, the longest frozen first, that has
-    /// not been paged out since it was frozen: its anonymous memory to swap, its private
-    /// file pages dropped (MADV_PAGEOUT), before the kernel's LRU reaches anyone else.
+    /// watermark, each sample pages out the frozen app frozen longest that has not been
+    /// paged out since it was frozen: its anonymous memory to swap, its private file pages
+    /// dropped (MADV_PAGEOUT), before the kernel's LRU reaches anyone else. A large app
+    /// goes over several samples, [`PAGEOUT_PAGES_PER_SAMPLE`] at a time; it is done when
+    /// a sample finds less than that left, or frees nothing (what is left is shared).
     pub(super) fn frozen_first_pageout(&mut self) {
         if self.setup.reclaim != ReclaimOrder::FrozenFirst || self.meminfo.free >= self.meminfo.wmark_low {
             return;
@@ -34,21 +41,36 @@ impl Daemon {
             .filter(|&i| self.apps[i].state == AppState::Frozen && !self.apps[i].paged_out)
             .min_by_key(|&i| self.apps[i].frozen_since);
         let Some(i) = next else { return };
-        self.apps[i].paged_out = true;
         let name = self.apps[i].rule.name.clone();
         if !self.may_page_out(i) {
+            self.apps[i].paged_out = true;
             return;
         }
         if self.cfg.dry_run {
+            self.apps[i].paged_out = true;
             self.log(&format!("dry-run: would page out {name} (frozen first)"));
             return;
         }
-        match each_pid_with(&self.apps[i].group, app_ranges, |p, ranges| p.madvise(ranges, MADV_PAGEOUT).map(|_| ())) {
-            Ok(()) => {
-                self.c.frozen_pageouts += 1;
-                self.log(&format!("pageout {name} (frozen first, free {} MiB below the low watermark)", self.meminfo.free.0 / 256));
+        let before = self.apps[i].rss;
+        let advised = advise(&self.apps[i].group, app_ranges, PAGEOUT_PAGES_PER_SAMPLE, false);
+        let x = &mut self.apps[i];
+        (x.rss, x.rss_anon, x.swap) = memory_of(&x.group.pids().unwrap_or_default());
+        let free = self.meminfo.free.0 / 256;
+        match advised {
+            Ok(n) => {
+                let freed = before.saturating_sub(self.apps[i].rss) / 4096;
+                let done = n < PAGEOUT_PAGES_PER_SAMPLE || freed == 0;
+                self.apps[i].paged_out = done;
+                if done {
+                    self.c.frozen_pageouts += 1;
+                }
+                let more = if done { "" } else { "; more at the next sample" };
+                self.log(&format!("pageout {name} (frozen first, free {free} MiB below the low watermark): {n} pages advised{more}"));
             }
-            Err(e) => self.log(&format!("pageout {name} failed: {e}")),
+            Err(e) => {
+                self.apps[i].paged_out = true;
+                self.log(&format!("pageout {name} failed: {e}"));
+            }
         }
     }
 
@@ -63,7 +85,8 @@ impl Daemon {
     ///   watermark, background apps' anonymous and mapped file pages, up to the high one.
     ///
     /// Each sample while free memory (or the budget's) is below, the least recently used
-    /// app first, until what was advised (MADV_PAGEOUT) covers the way up. Never the
+    /// app first, until what was advised (MADV_PAGEOUT) covers the way up; at most
+    /// [`PAGEOUT_PAGES_PER_SAMPLE`] a sample, the rest owed to the next ones. Never the
     /// foreground app.
     pub(super) fn background_pageout(&mut self) {
         let (low, high, ranges, swappable_only, mark): (Pages, Pages, RangesOf, bool, &str) =
@@ -73,13 +96,15 @@ impl Daemon {
                 _ => return,
             };
         let free = self.meminfo.free;
-        if free >= low {
+        if free < low {
+            self.pageout_owed = self.pageout_owed.max(high.0.saturating_sub(free.0));
+        } else if self.pageout_owed == 0 {
             self.below_pageout_mark = false;
             self.apps.iter_mut().for_each(|a| a.pageout_futile = false);
             return;
         }
         let first = !std::mem::replace(&mut self.below_pageout_mark, true);
-        let mut want = high.0.saturating_sub(free.0);
+        let mut want = self.pageout_owed.min(PAGEOUT_PAGES_PER_SAMPLE);
         let mut order: Vec<usize> = (0..self.apps.len())
             .filter(|&i| {
                 let a = &self.apps[i];
@@ -106,8 +131,9 @@ impl Daemon {
             if self.cfg.dry_run {
                 // Once each time free memory falls below: nothing is paged out, so it stays there.
                 if first {
-                    self.log(&format!("dry-run: would page out up to {want} pages of {name} ({why})"));
+                    self.log(&format!("dry-run: would page out up to {} pages of {name} ({why})", self.pageout_owed));
                 }
+                self.pageout_owed = 0;
                 return;
             }
             // What left memory counts, not what was advised: the kernel skips what it
@@ -126,6 +152,7 @@ impl Daemon {
                     // (the rest may be pages it grew meanwhile): the next app is not asked
                     // for a remainder of a few pages.
                     want -= n.min(want);
+                    self.pageout_owed -= n.min(self.pageout_owed);
                     self.c.bg_pageout_pages += freed;
                     self.log(&format!("pageout {name}: {freed} pages left memory ({why})"));
                 }
@@ -146,6 +173,10 @@ impl Daemon {
                     self.log(&format!("pageout {name} failed: {e}; not tried again until free memory recovers"));
                 }
             }
+        }
+        if want > 0 {
+            // Every app tried and still short: nothing more to take this dip.
+            self.pageout_owed = 0;
         }
     }
 }

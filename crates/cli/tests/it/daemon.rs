@@ -558,26 +558,23 @@ fn selective_keeps_kill_targets_out_of_swap() {
     assert!(log.lock().unwrap().iter().any(|l| l.ends_with("swappable k")), "{:?}", log.lock().unwrap());
 }
 
-/// Ice+'s freeze-aware eviction on the kernel: the refaulting background app is frozen
-/// and its pages deactivated at once (MADV_COLD); with free memory under a budget below
-/// the low watermark, the frozen app is paged out before the kernel's LRU reaches the
-/// others (MADV_PAGEOUT).
-#[test]
-fn ice_plus_pages_out_the_frozen_app_first_under_pressure() {
-    let _alone = crate::alone();
-    let mut it = itest("iceplus", true);
-    // 96 MiB for the apps: the free memory left is below this machine's low watermark
-    // (5/4 of min_free_kbytes, 82 MiB here) once they hold 14 MiB or more; the killer
-    // acts only below 4 MiB, so the apps stay.
-    it.config("ice-plus", &["fg", "bg"], "memory_limit_mib = 96\nminfree_mib = [[900, 4]]\n");
+/// Ice+ on the kernel over two apps: fg (a sleep) and bg, a Python heap of `heap_mib`
+/// that it keeps touching under a memory limit of its own, `bg_limit_mib`, below its
+/// heap, so that it refaults in the background. The apps share a budget of `budget_mib`
+/// whose free memory, once bg holds its limit, is below this machine's low watermark
+/// (5/4 of min_free_kbytes, 82 MiB here); the killer acts only below 4 MiB, so the apps
+/// stay. Returns once bg is frozen.
+fn ice_plus_with_a_frozen_bg(name: &str, heap_mib: u64, bg_limit_mib: u64, budget_mib: u64) -> FrozenBg {
+    let mut it = itest(name, true);
+    it.config("ice-plus", &["fg", "bg"], &format!("memory_limit_mib = {budget_mib}\nminfree_mib = [[900, 4]]\n"));
     let Itest { tag, v2, mem, sock, cfg, mut c, .. } = it;
     let (daemon, log) = start_daemon(&cfg, "policy ice-plus, 2 apps");
     c.procs.push(daemon);
-    std::fs::write(mem.join(&tag).join("bg").join("memory.limit_in_bytes"), "24M").unwrap();
+    std::fs::write(mem.join(&tag).join("bg").join("memory.limit_in_bytes"), format!("{bg_limit_mib}M")).unwrap();
     let go = PathBuf::from(format!("/tmp/{tag}.go"));
     c.files.push(go.clone());
     c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-fg sleep 600")]).spawn().unwrap());
-    let script = format!("import mmap,os,time\nwhile not os.path.exists({go:?}): time.sleep(0.01)\nm=mmap.mmap(-1,40<<20,flags=mmap.MAP_PRIVATE|mmap.MAP_ANONYMOUS)\nwhile True:\n    for i in range(0,40<<20,4096): m[i]=1\n    time.sleep(0.01)\n");
+    let script = format!("import mmap,os,time\nwhile not os.path.exists({go:?}): time.sleep(0.01)\nm=mmap.mmap(-1,{heap_mib}<<20,flags=mmap.MAP_PRIVATE|mmap.MAP_ANONYMOUS)\nwhile True:\n    for i in range(0,{heap_mib}<<20,4096): m[i]=1\n    time.sleep(0.01)\n");
     c.procs.push(Command::new(python()).args(["-c", &script, &format!("{tag}-bg")]).spawn().unwrap());
     wait_for("both apps adopted", Duration::from_secs(5), || {
         ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
@@ -587,10 +584,31 @@ fn ice_plus_pages_out_the_frozen_app_first_under_pressure() {
     ctl(&sock, &["fg", "bg"]);
     std::fs::write(&go, "").unwrap();
     let bg_pid = c.procs[2].id();
-    wait_for("bg's heap touched", Duration::from_secs(15), || vm_kb(bg_pid, "RssAnon:") + vm_kb(bg_pid, "VmSwap:") > 36 << 10);
+    wait_for("bg's heap touched", Duration::from_secs(15), || vm_kb(bg_pid, "RssAnon:") + vm_kb(bg_pid, "VmSwap:") > (heap_mib - 4) << 10);
     ctl(&sock, &["fg", "fg"]);
     let bg = v2.join(&tag).join("bg");
     wait_for("bg frozen by Ice+", Duration::from_secs(15), || frozen(&bg));
+    FrozenBg { log, bg_pid, v2: v2.join(&tag), sock, _c: c }
+}
+
+struct FrozenBg {
+    log: std::sync::Arc<Mutex<Vec<String>>>,
+    bg_pid: u32,
+    /// The daemon's root group in cgroup v2.
+    v2: PathBuf,
+    sock: String,
+    _c: Cleanup,
+}
+
+/// Ice+'s freeze-aware eviction on the kernel: the refaulting background app is frozen
+/// and its pages deactivated at once (MADV_COLD); with free memory under a budget below
+/// the low watermark, the frozen app is paged out before the kernel's LRU reaches the
+/// others (MADV_PAGEOUT).
+#[test]
+fn ice_plus_pages_out_the_frozen_app_first_under_pressure() {
+    let _alone = crate::alone();
+    // 96 MiB for the apps: below the low watermark once they hold 14 MiB or more.
+    let FrozenBg { log, bg_pid, v2, sock, _c } = ice_plus_with_a_frozen_bg("iceplus", 40, 24, 96);
     let has = |what: &str| log.lock().unwrap().iter().any(|l| l.contains(what));
     wait_for("bg paged out", Duration::from_secs(10), || has("pageout bg (frozen first"));
     assert!(has("cold bg (frozen first)"), "{:?}", log.lock().unwrap());
@@ -598,7 +616,34 @@ fn ice_plus_pages_out_the_frozen_app_first_under_pressure() {
     eprintln!("bg after its page-out: RssAnon {anon} kB, VmSwap {} kB", vm_kb(bg_pid, "VmSwap:"));
     assert!(anon < 4 << 10, "the frozen app's heap left memory: RssAnon {anon} kB");
     assert!(vm_kb(bg_pid, "VmSwap:") > 30 << 10, "its heap is in swap");
-    assert!(!frozen(&v2.join(&tag).join("fg")), "the foreground app is never frozen");
+    assert!(!frozen(&v2.join("fg")), "the foreground app is never frozen");
+    let m = ctl(&sock, &["metrics"]);
+    assert!(m.contains("floe_frozen_pageouts_total 1\n"), "one page-out per freeze: {m}");
+}
+
+/// A frozen app larger than one sample's page-out (64 MiB) goes over several samples,
+/// to its end, though free memory is back above the low watermark after the first.
+#[test]
+fn ice_plus_pages_out_a_large_frozen_app_over_several_samples() {
+    let _alone = crate::alone();
+    // bg holds 140 MiB of its 150 MiB heap: 220 MiB for the apps leaves about 70 free.
+    let FrozenBg { log, bg_pid, sock, _c, .. } = ice_plus_with_a_frozen_bg("iceplus-big", 150, 140, 220);
+    let lines = || -> Vec<String> { log.lock().unwrap().iter().filter(|l| l.contains("pageout bg (frozen first")).cloned().collect() };
+    wait_for("bg's page-out done", Duration::from_secs(15), || lines().last().is_some_and(|l| !l.contains("more at the next sample")));
+    let lines = lines();
+    let anon = vm_kb(bg_pid, "RssAnon:");
+    eprintln!("{lines:#?}\nbg after its page-out: RssAnon {anon} kB, VmSwap {} kB", vm_kb(bg_pid, "VmSwap:"));
+    assert!(lines.len() >= 3, "over several samples: {lines:?}");
+    assert!(
+        lines.iter().all(|l| l
+            .split("pages advised")
+            .next()
+            .and_then(|h| h.rsplit(' ').nth(1)?.parse::<u64>().ok())
+            .is_some_and(|n| n <= 64 * 256)),
+        "{lines:?}"
+    );
+    assert!(anon < 8 << 10, "the whole heap left memory: RssAnon {anon} kB");
+    assert!(vm_kb(bg_pid, "VmSwap:") > 130 << 10, "its heap is in swap");
     let m = ctl(&sock, &["metrics"]);
     assert!(m.contains("floe_frozen_pageouts_total 1\n"), "one page-out per freeze: {m}");
 }

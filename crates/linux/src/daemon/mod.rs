@@ -177,6 +177,8 @@ pub struct Daemon {
     /// Pages `background_pageout` still has to page out for the current dip below its
     /// mark, beyond what one sample takes ([`PAGEOUT_PAGES_PER_SAMPLE`]).
     pageout_owed: u64,
+    /// The frozen app whose page-out (Ice+) began at an earlier sample and goes on.
+    frozen_pageout_of: Option<usize>,
     scanner: ProcScanner,
     timeline: Option<Timeline>,
 }
@@ -331,6 +333,7 @@ impl Daemon {
             kswapd_failing: false,
             below_pageout_mark: false,
             pageout_owed: 0,
+            frozen_pageout_of: None,
         };
         d.sample(true);
         d.pending.clear();

@@ -27,20 +27,29 @@ impl Daemon {
     }
 
     /// Ice+'s freeze-aware eviction under pressure (§4.3.1, "moves them out of LRU lists
-    /// quickly", app by app): while free memory (or the budget's) is below the low
-    /// watermark, each sample pages out the frozen app frozen longest that has not been
-    /// paged out since it was frozen: its anonymous memory to swap, its private file pages
-    /// dropped (MADV_PAGEOUT), before the kernel's LRU reaches anyone else. A large app
-    /// goes over several samples, [`PAGEOUT_PAGES_PER_SAMPLE`] at a time; it is done when
-    /// a sample finds less than that left, or frees nothing (what is left is shared).
+    /// quickly", app by app): when free memory (or the budget's) is below the low
+    /// watermark, the frozen app frozen longest that has not been paged out since it was
+    /// frozen is paged out: its anonymous memory to swap, its private file pages dropped
+    /// (MADV_PAGEOUT), before the kernel's LRU reaches anyone else. A large app goes over
+    /// several samples, [`PAGEOUT_PAGES_PER_SAMPLE`] at a time, whatever free memory does
+    /// meanwhile; it is done when a sample finds less than that left, or frees nothing
+    /// (what is left is shared).
     pub(super) fn frozen_first_pageout(&mut self) {
-        if self.setup.reclaim != ReclaimOrder::FrozenFirst || self.meminfo.free >= self.meminfo.wmark_low {
+        if self.setup.reclaim != ReclaimOrder::FrozenFirst {
             return;
         }
-        let next = (0..self.apps.len())
-            .filter(|&i| self.apps[i].state == AppState::Frozen && !self.apps[i].paged_out)
-            .min_by_key(|&i| self.apps[i].frozen_since);
-        let Some(i) = next else { return };
+        let going = self.frozen_pageout_of.take().filter(|&i| self.apps[i].state == AppState::Frozen && !self.apps[i].paged_out);
+        let i = match going {
+            Some(i) => i,
+            None if self.meminfo.free >= self.meminfo.wmark_low => return,
+            None => {
+                let next = (0..self.apps.len())
+                    .filter(|&i| self.apps[i].state == AppState::Frozen && !self.apps[i].paged_out)
+                    .min_by_key(|&i| self.apps[i].frozen_since);
+                let Some(i) = next else { return };
+                i
+            }
+        };
         let name = self.apps[i].rule.name.clone();
         if !self.may_page_out(i) {
             self.apps[i].paged_out = true;
@@ -63,9 +72,12 @@ impl Daemon {
                 self.apps[i].paged_out = done;
                 if done {
                     self.c.frozen_pageouts += 1;
+                } else {
+                    self.frozen_pageout_of = Some(i);
                 }
                 let more = if done { "" } else { "; more at the next sample" };
-                self.log(&format!("pageout {name} (frozen first, free {free} MiB below the low watermark): {n} pages advised{more}"));
+                let low = self.meminfo.wmark_low.0 / 256;
+                self.log(&format!("pageout {name} (frozen first, free {free} MiB, the low watermark {low} MiB): {n} pages advised{more}"));
             }
             Err(e) => {
                 self.apps[i].paged_out = true;

@@ -26,6 +26,22 @@ impl Daemon {
         }
     }
 
+    /// Pages out at most `limit` pages of app `i`'s `ranges` and reads its memory again.
+    /// Returns what was advised and how many pages left memory: what counts is not what
+    /// was advised, as the kernel skips what it cannot take (shared pages, no room in
+    /// swap) without an error, but the pages gone to swap or gone from memory (its
+    /// anonymous memory, with `anon_only`), whichever is more, as an app still growing
+    /// meanwhile hides some of the second.
+    fn page_out(&mut self, i: usize, ranges: RangesOf, limit: u64, anon_only: bool) -> (Result<u64>, u64) {
+        let resident = |a: &App| if anon_only { a.rss_anon } else { a.rss };
+        let (before, swap_before) = (resident(&self.apps[i]), self.apps[i].swap);
+        let advised = advise(&self.apps[i].group, ranges, limit, false);
+        let x = &mut self.apps[i];
+        (x.rss, x.rss_anon, x.swap) = memory_of(&x.group.pids().unwrap_or_default());
+        let freed = before.saturating_sub(resident(x)).max(x.swap.saturating_sub(swap_before)) / 4096;
+        (advised, freed)
+    }
+
     /// Ice+'s freeze-aware eviction under pressure (§4.3.1, "moves them out of LRU lists
     /// quickly", app by app): when free memory (or the budget's) is below the low
     /// watermark, the frozen app frozen longest that has not been paged out since it was
@@ -42,13 +58,13 @@ impl Daemon {
         let i = match going {
             Some(i) => i,
             None if self.meminfo.free >= self.meminfo.wmark_low => return,
-            None => {
-                let next = (0..self.apps.len())
-                    .filter(|&i| self.apps[i].state == AppState::Frozen && !self.apps[i].paged_out)
-                    .min_by_key(|&i| self.apps[i].frozen_since);
-                let Some(i) = next else { return };
-                i
-            }
+            None => match (0..self.apps.len())
+                .filter(|&i| self.apps[i].state == AppState::Frozen && !self.apps[i].paged_out)
+                .min_by_key(|&i| self.apps[i].frozen_since)
+            {
+                Some(i) => i,
+                None => return,
+            },
         };
         let name = self.apps[i].rule.name.clone();
         if !self.may_page_out(i) {
@@ -60,14 +76,10 @@ impl Daemon {
             self.log(&format!("dry-run: would page out {name} (frozen first)"));
             return;
         }
-        let before = self.apps[i].rss;
-        let advised = advise(&self.apps[i].group, app_ranges, PAGEOUT_PAGES_PER_SAMPLE, false);
-        let x = &mut self.apps[i];
-        (x.rss, x.rss_anon, x.swap) = memory_of(&x.group.pids().unwrap_or_default());
+        let (advised, freed) = self.page_out(i, app_ranges, PAGEOUT_PAGES_PER_SAMPLE, false);
         let free = self.meminfo.free.0 / 256;
         match advised {
             Ok(n) => {
-                let freed = before.saturating_sub(self.apps[i].rss) / 4096;
                 let done = n < PAGEOUT_PAGES_PER_SAMPLE || freed == 0;
                 self.apps[i].paged_out = done;
                 if done {
@@ -148,16 +160,7 @@ impl Daemon {
                 self.pageout_owed = 0;
                 return;
             }
-            // What left memory counts, not what was advised: the kernel skips what it
-            // cannot take (shared pages, no room in swap) without an error. That is the
-            // pages gone to swap or gone from memory (file pages dropped), whichever is
-            // more, as an app still growing meanwhile hides some of the second.
-            let resident = |a: &App| if swappable_only { a.rss_anon } else { a.rss };
-            let (before, swap_before) = (resident(&self.apps[i]), self.apps[i].swap);
-            let advised = advise(&self.apps[i].group, ranges, want, false);
-            let x = &mut self.apps[i];
-            (x.rss, x.rss_anon, x.swap) = memory_of(&x.group.pids().unwrap_or_default());
-            let freed = before.saturating_sub(resident(x)).max(x.swap.saturating_sub(swap_before)) / 4096;
+            let (advised, freed) = self.page_out(i, ranges, want, swappable_only);
             match advised {
                 Ok(n) if n > 0 && freed > 0 => {
                     // The way up is covered by what was asked for once some of it went

@@ -258,6 +258,18 @@ fn app(name: &str, go: &Path, mib: usize, step: usize, pause: f64) -> Child {
     Command::new(python()).args(["-c", &script, name]).spawn().unwrap()
 }
 
+/// A `sleep` whose command line is `name`: an app that holds no memory to speak of.
+fn sleeper(name: &str) -> Child {
+    Command::new("bash").args(["-c", &format!("exec -a {name} sleep 600")]).spawn().unwrap()
+}
+
+/// Waits (up to 5 s) until the daemon's status shows `n` apps with processes adopted.
+fn wait_adopted(sock: &str, n: usize) {
+    wait_for(&format!("{n} apps adopted"), Duration::from_secs(5), || {
+        ctl(sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == n
+    });
+}
+
 /// The Python interpreter itself, not a launcher script (pyenv's shim forks helpers
 /// into the app's group).
 fn python() -> String {
@@ -327,13 +339,11 @@ fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_not
     // The background app allocates once it is in its group, so its heap is charged there.
     let go = PathBuf::from(format!("/tmp/{tag}.go"));
     c.files.push(go.clone());
-    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-fg sleep 600")]).spawn().unwrap());
+    c.procs.push(sleeper(&format!("{tag}-fg")));
     let script = format!("import mmap,os,time\nwhile not os.path.exists({go:?}): time.sleep(0.01)\nm=mmap.mmap(-1,40<<20,flags=mmap.MAP_PRIVATE|mmap.MAP_ANONYMOUS)\nwhile True:\n    for i in range(0,40<<20,4096): m[i]=1\n    time.sleep(0.01)\n");
     c.procs.push(Command::new(python()).args(["-c", &script, &format!("{tag}-bg")]).spawn().unwrap());
     let bg = v2.join(&tag).join("bg");
-    wait_for("both apps adopted", Duration::from_secs(5), || {
-        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
-    });
+    wait_adopted(&sock, 2);
     std::fs::write(&go, "").unwrap();
     ctl(&sock, &["fg", "fg"]);
 
@@ -453,10 +463,8 @@ fn smartlmk_kills_the_chosen_set_through_pidfds_and_nothing_else() {
         c.procs.push(app(&format!("{tag}-{a}"), &go, mib, if a == "top" { 8 } else { mib }, 0.15));
     }
     // A process outside floe's apps that must survive.
-    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-other sleep 600")]).spawn().unwrap());
-    wait_for("all apps adopted", Duration::from_secs(5), || {
-        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 5
-    });
+    c.procs.push(sleeper(&format!("{tag}-other")));
+    wait_adopted(&sock, 5);
     ctl(&sock, &["fg", "top"]);
     ctl(&sock, &["launch-done", "top", "300"]);
     // Charges count from here (the apps allocate only once in their groups).
@@ -516,9 +524,7 @@ fn selective_keeps_kill_targets_out_of_swap() {
         let start = if a == "fg" { go.with_extension("go2") } else { go.clone() };
         c.procs.push(app(&format!("{tag}-{a}"), &start, mib, if a == "fg" { 8 } else { mib }, 0.1));
     }
-    wait_for("all apps adopted", Duration::from_secs(5), || {
-        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 3
-    });
+    wait_adopted(&sock, 3);
     ctl(&sock, &["fg", "fg"]);
     let k_mem = mem.join(&tag).join("k");
     wait_for("k made unswappable", Duration::from_secs(5), || {
@@ -573,12 +579,10 @@ fn ice_plus_with_a_frozen_bg(name: &str, heap_mib: u64, bg_limit_mib: u64, budge
     std::fs::write(mem.join(&tag).join("bg").join("memory.limit_in_bytes"), format!("{bg_limit_mib}M")).unwrap();
     let go = PathBuf::from(format!("/tmp/{tag}.go"));
     c.files.push(go.clone());
-    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-fg sleep 600")]).spawn().unwrap());
+    c.procs.push(sleeper(&format!("{tag}-fg")));
     let script = format!("import mmap,os,time\nwhile not os.path.exists({go:?}): time.sleep(0.01)\nm=mmap.mmap(-1,{heap_mib}<<20,flags=mmap.MAP_PRIVATE|mmap.MAP_ANONYMOUS)\nwhile True:\n    for i in range(0,{heap_mib}<<20,4096): m[i]=1\n    time.sleep(0.01)\n");
     c.procs.push(Command::new(python()).args(["-c", &script, &format!("{tag}-bg")]).spawn().unwrap());
-    wait_for("both apps adopted", Duration::from_secs(5), || {
-        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
-    });
+    wait_adopted(&sock, 2);
     // bg builds its heap as the foreground app (never frozen): a refault of its start-up
     // pages could otherwise freeze it before it holds any memory to page out.
     ctl(&sock, &["fg", "bg"]);
@@ -687,10 +691,8 @@ fn asap_prepaging_lowers_major_faults_on_switch_in() {
         d = dir.display()
     );
     c.procs.push(Command::new(python()).args(["-c", &script, &format!("{tag}-x")]).spawn().unwrap());
-    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-y sleep 600")]).spawn().unwrap());
-    wait_for("both apps adopted", Duration::from_secs(5), || {
-        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
-    });
+    c.procs.push(sleeper(&format!("{tag}-y")));
+    wait_adopted(&sock, 2);
     let x_pid = c.procs[1].id();
     // x fills its heap only once it is in its group, so the heap is charged there.
     std::fs::write(dir.join("start"), "").unwrap();
@@ -758,10 +760,8 @@ fn asap_file_prepaging_reads_a_switchs_file_pages_ahead() {
         d = dir.display()
     );
     c.procs.push(Command::new(python()).args(["-c", &script, &format!("{tag}-x")]).spawn().unwrap());
-    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-y sleep 600")]).spawn().unwrap());
-    wait_for("both apps adopted", Duration::from_secs(5), || {
-        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
-    });
+    c.procs.push(sleeper(&format!("{tag}-y")));
+    wait_adopted(&sock, 2);
     let (mut faults, mut read_ms) = (Vec::new(), Vec::new());
     for n in 1..=14 {
         ctl(&sock, &["fg", "y"]);
@@ -893,11 +893,9 @@ fn a_clean_stop_removes_floes_empty_groups_and_keeps_busy_ones() {
     it.ice_config(&["gone", "busy"], "");
     let Itest { tag, v2, mem, sock, cfg, mut c, .. } = it;
     let (mut daemon, lines) = start_daemon(&cfg, "policy ice, 2 apps");
-    let mut gone = Command::new("bash").args(["-c", &format!("exec -a {tag}-gone sleep 600")]).spawn().unwrap();
-    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-busy sleep 600")]).spawn().unwrap());
-    wait_for("both apps adopted", Duration::from_secs(5), || {
-        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
-    });
+    let mut gone = sleeper(&format!("{tag}-gone"));
+    c.procs.push(sleeper(&format!("{tag}-busy")));
+    wait_adopted(&sock, 2);
     gone.kill().unwrap();
     gone.wait().unwrap();
     let procs = |d: &Path| std::fs::read_to_string(d.join("cgroup.procs")).unwrap_or_default();
@@ -945,12 +943,10 @@ fn ucsg_boosts_the_foreground_apps_processes_and_only_while_it_is_there() {
     let Itest { tag, sock, cfg, mut c, .. } = it;
     let (daemon, _lines) = start_daemon(&cfg, "policy ucsg, 2 apps");
     c.procs.push(daemon);
-    let spawn = |name: &str| Command::new("bash").args(["-c", &format!("exec -a {tag}-{name} sleep 600")]).spawn().unwrap();
+    let spawn = |name: &str| sleeper(&format!("{tag}-{name}"));
     c.procs.extend([spawn("a"), spawn("b")]);
     let (a, b) = (c.procs[1].id(), c.procs[2].id());
-    wait_for("both apps adopted", Duration::from_secs(5), || {
-        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
-    });
+    wait_adopted(&sock, 2);
     // /proc/PID/stat's 19th field; the command name in parentheses holds no spaces here.
     let nice = |pid: u32| -> i32 {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
@@ -1021,10 +1017,8 @@ fn lmkd_kills_cached_apps_on_memory_stalls(mode: &str) {
     for a in ["a", "b"] {
         c.procs.push(app(&format!("{tag}-{a}"), &go, 40, 40, 0.0));
     }
-    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-other sleep 600")]).spawn().unwrap());
-    wait_for("all apps adopted", Duration::from_secs(5), || {
-        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 3
-    });
+    c.procs.push(sleeper(&format!("{tag}-other")));
+    wait_adopted(&sock, 3);
     std::fs::write(&go, "").unwrap();
     std::thread::sleep(Duration::from_secs(2));
     // Free memory has been under the minfree level all along: the table's killer never
@@ -1095,15 +1089,13 @@ fn swap_targets_filled(name: &str, policy: &str, s1_script: Option<&dyn Fn(&Path
     c.procs.push(daemon);
     let go = PathBuf::from(format!("/tmp/{tag}.go"));
     c.files.push(go.clone());
-    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-fg sleep 600")]).spawn().unwrap());
+    c.procs.push(sleeper(&format!("{tag}-fg")));
     c.procs.push(match s1_script {
         Some(script) => Command::new(python()).args(["-c", &script(&go), &format!("{tag}-s1")]).spawn().unwrap(),
         None => app(&format!("{tag}-s1"), &go, 120, 8, 0.05),
     });
     c.procs.push(app(&format!("{tag}-s2"), &go, 120, 8, 0.05));
-    wait_for("all apps adopted", Duration::from_secs(5), || {
-        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 3
-    });
+    wait_adopted(&sock, 3);
     for a in ["s1", "s2", "fg"] {
         ctl(&sock, &["fg", a]);
     }
@@ -1179,9 +1171,7 @@ fn acclaim_pages_out_background_apps_before_the_foreground_one() {
         for (a, mib) in [("fg", 40), ("b1", 60), ("b2", 60)] {
             c.procs.push(app(&format!("{tag}-{a}"), &go, mib, 8, 0.05));
         }
-        wait_for("all apps adopted", Duration::from_secs(5), || {
-            ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 3
-        });
+        wait_adopted(&sock, 3);
         // b1 was used before b2: the least recent.
         for a in ["b1", "b2", "fg"] {
             ctl(&sock, &["fg", a]);
@@ -1257,11 +1247,9 @@ fn a_large_page_out_is_spread_over_samples() {
     c.procs.push(daemon);
     let go = PathBuf::from(format!("/tmp/{tag}.go"));
     c.files.push(go.clone());
-    c.procs.push(Command::new("bash").args(["-c", &format!("exec -a {tag}-fg sleep 600")]).spawn().unwrap());
+    c.procs.push(sleeper(&format!("{tag}-fg")));
     c.procs.push(app(&format!("{tag}-s1"), &go, 300, 300, 0.0));
-    wait_for("both apps adopted", Duration::from_secs(5), || {
-        ctl(&sock, &["status"]).lines().filter(|l| l.contains("pids [") && !l.contains("pids []")).count() == 2
-    });
+    wait_adopted(&sock, 2);
     ctl(&sock, &["fg", "s1"]);
     std::fs::write(&go, "").unwrap();
     let s1 = c.procs[2].id();

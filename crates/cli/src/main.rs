@@ -127,7 +127,8 @@ enum Cmd {
     /// since `fg`), `status`, `apps`, `metrics` (OpenMetrics text), `reclaim APP [MIB]`
     /// (page APP's anonymous memory out to swap, MIB of it or all; not the foreground
     /// app) and `prepage APP [MIB]` (read its swapped-out memory back ahead of use), each
-    /// through the daemon's guard, replying with what it did.
+    /// through the daemon's guard, replying with what it did (64 MiB a sample: the reply
+    /// to a larger one comes when it ends, and says over how many samples).
     Ctl {
         /// The daemon's control socket.
         #[arg(long, default_value = "/run/floe.sock")]

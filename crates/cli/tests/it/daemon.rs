@@ -92,9 +92,14 @@ impl Itest {
 
     /// [`Itest::ice_config`] for another policy.
     fn config(&mut self, policy: &str, apps: &[&str], extra: &str) {
+        self.config_every(policy, apps, extra, 50)
+    }
+
+    /// [`Itest::config`], sampling and looking for processes every `ms` milliseconds.
+    fn config_every(&mut self, policy: &str, apps: &[&str], extra: &str, ms: u64) {
         let Itest { tag, sock, .. } = self;
         let mut text = format!(
-            "policy = \"{policy}\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nstate_db = \"/tmp/{tag}.db\"\nsample_ms = 50\ndiscover_ms = 50\n{extra}"
+            "policy = \"{policy}\"\ncgroup_root = \"{tag}\"\nsocket = \"{sock}\"\nstate_db = \"/tmp/{tag}.db\"\nsample_ms = {ms}\ndiscover_ms = {ms}\n{extra}"
         );
         for a in apps {
             text += &format!("\n[[app]]\nname = \"{a}\"\ncmdline = \"{tag}-{a}\"\n");
@@ -284,6 +289,12 @@ fn python() -> String {
 fn vm_kb(pid: u32, key: &str) -> u64 {
     let st = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     st.lines().find(|l| l.starts_with(key)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+/// A field of /proc/meminfo, in kB.
+fn meminfo_kb(key: &str) -> u64 {
+    let m = std::fs::read_to_string("/proc/meminfo").unwrap();
+    m.lines().find(|l| l.starts_with(key)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
 fn alive(c: &mut Child) -> bool {
@@ -1311,4 +1322,66 @@ fn ctl_reclaims_and_prepages_an_app_by_hand_and_never_the_foreground() {
         assert!(!out.status.success() && err.contains(says), "{req:?}: {err}");
     }
     assert_eq!(vm_kb(pid, "RssAnon:"), resident, "the foreground app's memory is left alone");
+}
+
+/// A `floe ctl reclaim` (or a policy's `Reclaim`) of more than one sample's share goes on
+/// over the samples, 64 MiB each, and the daemon answers other requests meanwhile; the
+/// reply comes when it ends, saying how many samples it took. A prepage likewise. Once
+/// the app comes to the foreground, a reclaim under way stops there.
+#[test]
+fn a_large_ctl_reclaim_goes_on_over_samples_while_the_daemon_answers_others() {
+    let _alone = crate::alone();
+    let mut it = itest("manual-large", true);
+    // Samples 300 ms apart, so a request sent between two of them lands there.
+    it.config_every("lru-cfs", &["a", "b"], "", 300);
+    let Itest { tag, sock, cfg, mut c, .. } = it;
+    let (daemon, log) = start_daemon(&cfg, "policy lru-cfs, 2 apps");
+    c.procs.push(daemon);
+    let go = PathBuf::from(format!("/tmp/{tag}.go"));
+    c.files.push(go.clone());
+    std::fs::write(&go, "").unwrap();
+    // 160 MiB each: a's and one share of b's fit the 256 MiB zram device.
+    c.procs.push(app(&format!("{tag}-a"), &go, 160, 160, 0.0));
+    c.procs.push(app(&format!("{tag}-b"), &go, 160, 160, 0.0));
+    let (a, b) = (c.procs[1].id(), c.procs[2].id());
+    wait_adopted(&sock, 2);
+    wait_for("the heaps touched", Duration::from_secs(10), || vm_kb(a, "RssAnon:") > 160 << 10 && vm_kb(b, "RssAnon:") > 160 << 10);
+    // `ctl` asks from another thread; this one asks for `status` meanwhile.
+    let in_bg = |req: &'static [&'static str]| {
+        let sock = sock.clone();
+        std::thread::spawn(move || ctl(&sock, req))
+    };
+    let reclaim = in_bg(&["reclaim", "a"]);
+    let mut answered = 0;
+    while !reclaim.is_finished() {
+        if ctl(&sock, &["status"]).contains("policy lru-cfs") && !reclaim.is_finished() {
+            answered += 1;
+        }
+    }
+    let reply = reclaim.join().unwrap();
+    eprintln!("reclaim: {reply}status answered {answered} times meanwhile");
+    let samples = |r: &str| -> u32 { r.split("over ").nth(1).and_then(|t| t.split(' ').next()?.parse().ok()).unwrap_or(1) };
+    assert!(reply.contains("reclaim a: ") && reply.contains(" of all pages asked"), "{reply}");
+    assert!(samples(&reply) >= 3, "160 MiB at 64 MiB a sample: {reply}");
+    assert!(answered >= 1, "the daemon answered nothing else while it reclaimed");
+    assert!(vm_kb(a, "VmSwap:") >> 10 >= 150, "the whole heap went to swap");
+
+    // MADV_WILLNEED reads swap into the swap cache; the pages stay in swap until used.
+    let swap_cached = || meminfo_kb("SwapCached:") >> 10;
+    let before = swap_cached();
+    let reply = ctl(&sock, &["prepage", "a", "128"]);
+    assert!(reply.contains("prepage a: 32768 of 32768 pages asked, over 2 samples"), "{reply}");
+    assert!(swap_cached() >= before + 100, "128 MiB read back: swap cache {before} -> {} MiB", swap_cached());
+
+    // Once b's first share is out, b comes to the foreground: the rest is left.
+    let first = log.lock().unwrap().len();
+    let reclaim = in_bg(&["reclaim", "b"]);
+    wait_for("the reclaim's first share", Duration::from_secs(5), || {
+        log.lock().unwrap()[first..].iter().any(|l| l.contains("reclaim b: 16384 pages at the first sample"))
+    });
+    ctl(&sock, &["fg", "b"]);
+    let reply = reclaim.join().unwrap();
+    assert!(reply.contains("reclaim b: 16384 of all pages asked") && reply.ends_with("stopped: b is in the foreground\n"), "{reply}");
+    let swap = vm_kb(b, "VmSwap:") >> 10;
+    assert!((60..=70).contains(&swap), "one share of 64 MiB in swap, not the rest: {swap} MiB");
 }

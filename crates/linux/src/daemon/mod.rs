@@ -11,7 +11,7 @@ use crate::prepage_file::FilePrepager;
 use crate::procfs::{parse_cpu_line, parse_flat, parse_swaps};
 use crate::state::prepage_key;
 use crate::state::Store;
-use crate::sys::{anon_ranges, set_nice, PsiTrigger, MADV_COLD};
+use crate::sys::{set_nice, PsiTrigger, MADV_COLD};
 use crate::{read, Error, Result};
 use floe_core::lmkd::{self, LowPressure, PsiLevel};
 use floe_core::{
@@ -179,6 +179,12 @@ pub struct Daemon {
     pageout_owed: u64,
     /// The frozen app whose page-out (Ice+) began at an earlier sample and goes on.
     frozen_pageout_of: Option<usize>,
+    /// `Reclaim` and `Prepage` actions (a policy's, or `floe ctl`'s) that go on over the
+    /// following samples ([`Advice`]), oldest first.
+    advice: Vec<Advice>,
+    /// The `floe ctl` client whose request is being handled, for an action that will
+    /// answer it when it ends.
+    ctl_client: Option<UnixStream>,
     scanner: ProcScanner,
     timeline: Option<Timeline>,
 }
@@ -334,6 +340,8 @@ impl Daemon {
             below_pageout_mark: false,
             pageout_owed: 0,
             frozen_pageout_of: None,
+            advice: Vec::new(),
+            ctl_client: None,
         };
         d.sample(true);
         d.pending.clear();
@@ -627,6 +635,7 @@ impl Daemon {
         self.refresh_meminfo();
         self.frozen_first_pageout();
         self.background_pageout();
+        self.continue_advice();
         if self.setup.events.pressure {
             // kswapd scanned and freed nothing since the last sample while free memory
             // is below the low watermark: a failed pass (machine-wide; under a memory
@@ -807,8 +816,12 @@ impl Daemon {
         if self.cfg.dry_run {
             return Ok(self.said(format!("dry-run: would {what} {name} ({act:?})")));
         }
+        match act {
+            Action::Reclaim { pages, tier, .. } => return self.begin_advice(target(app), AdviceKind::Reclaim(tier), pages),
+            Action::Prepage { pages, .. } => return self.begin_advice(target(app), AdviceKind::Prepage, pages),
+            _ => {}
+        }
         let g = &self.apps[target(app)].group;
-        let mut detail = String::new();
         let r: Result<()> = match act {
             Action::Freeze(_) => g.freeze(T).map(|_| {
                 let x = &mut self.apps[target(app)];
@@ -825,15 +838,6 @@ impl Daemon {
                 x.frozen_since = None;
                 self.c.thaws += 1;
             }),
-            // The machine's swap, whichever tier the policy named: Linux has no per-app
-            // choice of swap device (`swap_note` says at start when the two differ).
-            Action::Reclaim { pages, tier, .. } => advise(g, anon_ranges, pages.0, false).map(|n| {
-                self.c.reclaim_pages += n;
-                detail = format!(": {n} of {} pages asked (for {tier:?}, to the machine's swap)", asked(pages));
-            }),
-            Action::Prepage { pages, .. } => advise(g, anon_ranges, pages.0, true).map(|n| {
-                detail = format!(": {n} of {} pages asked", asked(pages));
-            }),
             Action::SetSwappable { swappable, .. } => g.set_swappiness(if swappable { 60 } else { 0 }).map(|_| {
                 self.apps[target(app)].swappable = swappable;
             }),
@@ -845,10 +849,10 @@ impl Daemon {
                 };
                 g.pids().map(|pids| pids.into_iter().for_each(|pid| set_nice(pid, nice)))
             }
-            Action::Kill(_) | Action::MarkUnkillable { .. } => Ok(()),
+            Action::Kill(_) | Action::MarkUnkillable { .. } | Action::Reclaim { .. } | Action::Prepage { .. } => Ok(()),
         };
         let said = match r {
-            Ok(()) => Ok(self.said(format!("{what} {name}{detail}"))),
+            Ok(()) => Ok(self.said(format!("{what} {name}"))),
             Err(e) => Err(NotDone::Failed(self.said(format!("{what} {name} failed: {e}")))),
         };
         if matches!(act, Action::Freeze(_))
@@ -988,18 +992,22 @@ impl Daemon {
 
     /// `floe ctl reclaim|prepage APP [MIB]`: the `Reclaim` or `Prepage` action a policy
     /// could take, asked for by hand (all of the app's anonymous memory without MIB),
-    /// through the same guard; the reply is what the daemon logged of it.
-    fn manual(&mut self, name: &str, mib: Option<&str>, prepage: bool) -> std::result::Result<String, String> {
-        let i = self.app_named(name)?;
-        let pages = match mib {
+    /// through the same guard; `client` is answered with what the daemon logged of it,
+    /// when it ends (over several samples for more than one sample's share).
+    fn manual(&mut self, client: UnixStream, name: &str, mib: Option<&str>, prepage: bool) {
+        let parsed = self.app_named(name).and_then(|i| match mib {
             Some(m) => {
                 let v: f64 = m.parse().map_err(|_| format!("`{m}` is not a number of MiB"))?;
                 if !(v > 0.0 && v.is_finite()) {
                     return Err(format!("`{m}` MiB: must be above 0"));
                 }
-                Pages::from_mib_f64(v)
+                Ok((i, Pages::from_mib_f64(v)))
             }
-            None => Pages(u64::MAX),
+            None => Ok((i, Pages(u64::MAX))),
+        });
+        let (i, pages) = match parsed {
+            Ok(x) => x,
+            Err(e) => return answer(client, Err(e)),
         };
         let app = AppId(i as u16);
         let (act, what) = if prepage {
@@ -1007,12 +1015,21 @@ impl Daemon {
         } else {
             (Action::Reclaim { app, pages, tier: SwapTier::Zram }, "reclaim")
         };
-        // A refusal or a failure is the request's error; `apply` logs either way.
-        match self.apply(act) {
-            Ok(said) => Ok(said + "\n"),
-            Err(NotDone::Refused(why)) => Err(format!("refused {what} of {name}: {why}")),
-            Err(NotDone::Failed(said)) => Err(said),
-        }
+        // A refusal or a failure is the request's error; `apply` logs either way. An
+        // action that goes on over later samples takes the client and answers it then.
+        self.ctl_client = Some(client);
+        let r = self.apply(act);
+        let Some(client) = self.ctl_client.take() else {
+            return;
+        };
+        answer(
+            client,
+            match r {
+                Ok(said) => Ok(said + "\n"),
+                Err(NotDone::Refused(why)) => Err(format!("refused {what} of {name}: {why}")),
+                Err(NotDone::Failed(said)) => Err(said),
+            },
+        );
     }
 
     /// `floe ctl launch-done APP [MS]`: the launch `floe ctl fg` began has finished
@@ -1137,14 +1154,11 @@ impl Daemon {
             Ok(Request::Status) => Ok(self.status()),
             Ok(Request::Apps) => Ok(self.apps.iter().map(|a| format!("{}\n", a.rule.name)).collect()),
             Ok(Request::Metrics) => Ok(self.metrics()),
-            Ok(Request::Reclaim(app, mib)) => self.manual(app, mib, false),
-            Ok(Request::Prepage(app, mib)) => self.manual(app, mib, true),
+            Ok(Request::Reclaim(app, mib)) => return self.manual(stream, app, mib, false),
+            Ok(Request::Prepage(app, mib)) => return self.manual(stream, app, mib, true),
             Err(e) => Err(e),
         };
-        let _ = match reply {
-            Ok(r) => stream.write_all(r.as_bytes()),
-            Err(e) => stream.write_all(format!("error: {e}\n").as_bytes()),
-        };
+        answer(stream, reply);
     }
 
     /// Root, or the configured group (SO_PEERCRED).
@@ -1270,6 +1284,7 @@ impl Daemon {
             }
         }
         self.save_state();
+        self.stop_advice("the daemon is stopping");
         if let Some(f) = self.fg {
             self.fg_boost(f, false);
         }
@@ -1292,6 +1307,14 @@ impl Daemon {
 enum NotDone {
     Refused(String),
     Failed(String),
+}
+
+/// Answers a `floe ctl` client: the reply, or `error: ...`.
+fn answer(mut client: UnixStream, reply: std::result::Result<String, String>) {
+    let _ = match reply {
+        Ok(r) => client.write_all(r.as_bytes()),
+        Err(e) => client.write_all(format!("error: {e}\n").as_bytes()),
+    };
 }
 
 /// A page count as asked for: `all` for no bound.

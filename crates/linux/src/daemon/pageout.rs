@@ -3,9 +3,10 @@
 //! bounded MADV_PAGEOUT / MADV_WILLNEED that `Reclaim` and `Prepage` become.
 use super::*;
 use crate::cgroup::AppGroup;
-use crate::sys::{anon_ranges, Pidfd};
+use crate::sys::{anon_ranges, Pidfd, MADV_PAGEOUT, MADV_WILLNEED};
 use crate::{read, Result};
-use floe_core::{AppId, AppState, Pages, ReclaimOrder};
+use floe_core::{AppId, AppState, Pages, ReclaimOrder, SwapTier};
+use std::os::unix::net::UnixStream;
 use std::path::Path;
 
 /// At most this much is paged out in one sample: 64 MiB, about 50 ms of compression
@@ -196,6 +197,150 @@ impl Daemon {
     }
 }
 
+/// A `Reclaim` (MADV_PAGEOUT) or `Prepage` (MADV_WILLNEED) action on one app's
+/// anonymous memory, under way: each sample takes at most [`PAGEOUT_PAGES_PER_SAMPLE`] of
+/// it, so a gigabyte does not hold the loop, and the killer in it, for the best part of a
+/// second. It ends when what was asked for is advised, when a sample finds less than its
+/// share left, or when the guard stops it (the app came to the foreground, for a reclaim,
+/// or died); its line is then logged and sent to the `floe ctl` client that asked.
+pub(super) struct Advice {
+    app: usize,
+    kind: AdviceKind,
+    asked: Pages,
+    done: u64,
+    samples: u32,
+    /// Where the next share begins: the process, and the address past the last page
+    /// advised. Pages already advised may still look the same in pagemap (read into the
+    /// swap cache but not yet mapped; shared pages the kernel kept), so a share does not
+    /// look for its pages from the start again.
+    from: Option<(i32, usize)>,
+    client: Option<UnixStream>,
+}
+
+#[derive(Clone, Copy)]
+pub(super) enum AdviceKind {
+    /// To the machine's swap, whichever tier the policy named: Linux has no per-app choice
+    /// of swap device (`swap_note` says at start when the two differ).
+    Reclaim(SwapTier),
+    Prepage,
+}
+
+impl AdviceKind {
+    fn what(self) -> &'static str {
+        match self {
+            AdviceKind::Reclaim(_) => "reclaim",
+            AdviceKind::Prepage => "prepage",
+        }
+    }
+}
+
+impl Daemon {
+    /// Begins a `Reclaim` or `Prepage` of app `i` (the guard has let it through): its
+    /// first share now, the rest at the following samples. An earlier one of the same
+    /// app still under way ends here, its client told what it did. Returns the line
+    /// logged if it ended at once; otherwise the `floe ctl` client being handled, if any,
+    /// goes with it and is answered when it ends.
+    pub(super) fn begin_advice(&mut self, i: usize, kind: AdviceKind, asked: Pages) -> std::result::Result<String, NotDone> {
+        if let Some(k) = self.advice.iter().position(|a| a.app == i) {
+            let earlier = self.advice.remove(k);
+            self.end_advice(earlier, Some("a new request for the app came"));
+        }
+        let mut a = Advice { app: i, kind, asked, done: 0, samples: 0, from: None, client: None };
+        match self.advice_step(&mut a) {
+            Ok(true) => Ok(self.said(advice_line(&self.apps[i].rule.name, &a, None))),
+            Ok(false) => {
+                a.client = self.ctl_client.take();
+                self.log(&format!(
+                    "{} {}: {} pages at the first sample, the rest over the following ones",
+                    kind.what(),
+                    self.apps[i].rule.name,
+                    a.done
+                ));
+                self.advice.push(a);
+                self.stay_busy(BUSY_AFTER_PRESSURE);
+                Ok(String::new())
+            }
+            Err(e) => Err(NotDone::Failed(self.said(format!("{} {} failed: {e}", kind.what(), self.apps[i].rule.name)))),
+        }
+    }
+
+    /// Takes the next share of the oldest action under way, once a sample.
+    pub(super) fn continue_advice(&mut self) {
+        if self.advice.is_empty() {
+            return;
+        }
+        self.stay_busy(BUSY_AFTER_PRESSURE);
+        let mut a = self.advice.remove(0);
+        let what = match a.kind {
+            // Prepaging is for the app coming to the foreground.
+            AdviceKind::Reclaim(_) => "pageout",
+            AdviceKind::Prepage => "prepage",
+        };
+        let stop = match self.guard_app(AppId(a.app as u16), what) {
+            _ if self.apps[a.app].state == AppState::Dead => Some("the app died".to_string()),
+            Err(why) => Some(why),
+            Ok(()) => None,
+        };
+        if let Some(why) = stop {
+            return self.end_advice(a, Some(&why));
+        }
+        match self.advice_step(&mut a) {
+            Ok(true) => self.end_advice(a, None),
+            Ok(false) => self.advice.insert(0, a),
+            Err(e) => {
+                let line = self.said(format!("{} {} failed after {} pages: {e}", a.kind.what(), self.apps[a.app].rule.name, a.done));
+                if let Some(c) = a.client {
+                    answer(c, Err(line));
+                }
+            }
+        }
+    }
+
+    /// Ends every action under way (the daemon is stopping), each client told why.
+    pub(super) fn stop_advice(&mut self, why: &str) {
+        for a in std::mem::take(&mut self.advice) {
+            self.end_advice(a, Some(why));
+        }
+    }
+
+    /// Advises the next share of `a`; returns whether it has ended.
+    fn advice_step(&mut self, a: &mut Advice) -> Result<bool> {
+        let want = (a.asked.0 - a.done).min(PAGEOUT_PAGES_PER_SAMPLE);
+        let (n, from) = advise_from(&self.apps[a.app].group, want, matches!(a.kind, AdviceKind::Prepage), a.from)?;
+        a.from = from;
+        if let AdviceKind::Reclaim(_) = a.kind {
+            self.c.reclaim_pages += n;
+        }
+        a.done += n;
+        a.samples += 1;
+        Ok(n < want || a.done >= a.asked.0)
+    }
+
+    /// Logs how `a` ended (stopped early for `why`) and answers its client.
+    fn end_advice(&mut self, a: Advice, why: Option<&str>) {
+        let line = self.said(advice_line(&self.apps[a.app].rule.name, &a, why));
+        if let Some(c) = a.client {
+            answer(c, Ok(line + "\n"));
+        }
+    }
+}
+
+/// What an action did: `reclaim NAME: N of M pages asked (...)`, with the samples it
+/// took when more than one, and why it stopped early.
+fn advice_line(name: &str, a: &Advice, why: Option<&str>) -> String {
+    let mut s = format!("{} {name}: {} of {} pages asked", a.kind.what(), a.done, asked(a.asked));
+    if let AdviceKind::Reclaim(tier) = a.kind {
+        s += &format!(" (for {tier:?}, to the machine's swap)");
+    }
+    if a.samples > 1 {
+        s += &format!(", over {} samples", a.samples);
+    }
+    if let Some(why) = why {
+        s += &format!("; stopped: {why}");
+    }
+    s
+}
+
 /// The ranges of a process's memory an action applies to.
 type RangesOf = fn(i32) -> Result<Vec<(usize, usize)>>;
 
@@ -232,6 +377,44 @@ pub(super) fn advise(g: &AppGroup, ranges: RangesOf, limit: u64, in_swap: bool) 
         }
     }
     Ok(done)
+}
+
+/// [`advise`] of the group's anonymous memory from `from` on (see [`Advice::from`]):
+/// processes in pid order, the one `from` names from its address, those after it whole.
+/// Returns the pages advised and where the next call goes on.
+fn advise_from(g: &AppGroup, limit: u64, in_swap: bool, from: Option<(i32, usize)>) -> Result<(u64, Option<(i32, usize)>)> {
+    let (mut done, mut next) = (0, from);
+    let mut pids = g.pids()?;
+    pids.sort_unstable();
+    for pid in pids.into_iter().filter(|&p| from.is_none_or(|(q, _)| p >= q)) {
+        if done >= limit {
+            break;
+        }
+        let mut found = || -> Result<u64> {
+            let mut ranges = anon_ranges(pid)?;
+            if let Some((_, addr)) = from.filter(|&(q, _)| q == pid) {
+                ranges = ranges
+                    .into_iter()
+                    .filter(|&(start, len)| start + len > addr)
+                    .map(|(start, len)| if start < addr { (addr, start + len - addr) } else { (start, len) })
+                    .collect();
+            }
+            let take = crate::sys::first_pages(pid, &ranges, in_swap, limit - done)?;
+            let Some(&last) = take.last() else {
+                return Ok(0);
+            };
+            let advice = if in_swap { MADV_WILLNEED } else { MADV_PAGEOUT };
+            let n = Pidfd::open(pid)?.madvise(&crate::sys::page_runs(&take), advice)? / 4096;
+            next = Some((pid, (last as usize + 1) * 4096));
+            Ok(n as u64)
+        };
+        match found() {
+            Ok(n) => done += n,
+            Err(_) if !Path::new(&format!("/proc/{pid}")).exists() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((done, next))
 }
 
 /// A process's anonymous mappings and its mappings of files: what of an app's memory

@@ -36,7 +36,7 @@ impl Daemon {
     fn page_out(&mut self, i: usize, ranges: RangesOf, limit: u64, anon_only: bool) -> (Result<u64>, u64) {
         let resident = |a: &App| if anon_only { a.rss_anon } else { a.rss };
         let (before, swap_before) = (resident(&self.apps[i]), self.apps[i].swap);
-        let advised = advise(&self.apps[i].group, ranges, limit, false);
+        let advised = advise(&self.apps[i].group, ranges, limit, false, None).map(|(n, _)| n);
         let x = &mut self.apps[i];
         (x.rss, x.rss_anon, x.swap) = memory_of(&x.group.pids().unwrap_or_default());
         let freed = before.saturating_sub(resident(x)).max(x.swap.saturating_sub(swap_before)) / 4096;
@@ -306,7 +306,7 @@ impl Daemon {
     /// Advises the next share of `a`; returns whether it has ended.
     fn advice_step(&mut self, a: &mut Advice) -> Result<bool> {
         let want = (a.asked.0 - a.done).min(PAGEOUT_PAGES_PER_SAMPLE);
-        let (n, from) = advise_from(&self.apps[a.app].group, want, matches!(a.kind, AdviceKind::Prepage), a.from)?;
+        let (n, from) = advise(&self.apps[a.app].group, anon_ranges, want, matches!(a.kind, AdviceKind::Prepage), a.from)?;
         a.from = from;
         if let AdviceKind::Reclaim(_) = a.kind {
             self.c.reclaim_pages += n;
@@ -355,34 +355,17 @@ pub(super) fn each_pid_with(g: &AppGroup, ranges: RangesOf, f: impl Fn(&Pidfd, &
 
 /// Pages out (`in_swap` false) or reads back ahead of use (true) at most `limit` of the
 /// pages in each process's `ranges` that are resident, or in swap, process by process in
-/// the group's order, each in address order (pagemap says nothing of recency); a process
-/// that exits meanwhile is passed over. Returns the pages advised.
-pub(super) fn advise(g: &AppGroup, ranges: RangesOf, limit: u64, in_swap: bool) -> Result<u64> {
-    let mut done = 0;
-    for pid in g.pids()? {
-        if done >= limit {
-            break;
-        }
-        let advise = |p: Pidfd, r: &[(usize, usize)]| {
-            if in_swap {
-                p.prepage_pages(r, limit - done)
-            } else {
-                p.pageout_pages(r, limit - done)
-            }
-        };
-        match ranges(pid).and_then(|r| advise(Pidfd::open(pid)?, &r)) {
-            Ok(n) => done += n,
-            Err(_) if !Path::new(&format!("/proc/{pid}")).exists() => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(done)
-}
-
-/// [`advise`] of the group's anonymous memory from `from` on (see [`Advice::from`]):
-/// processes in pid order, the one `from` names from its address, those after it whole.
-/// Returns the pages advised and where the next call goes on.
-fn advise_from(g: &AppGroup, limit: u64, in_swap: bool, from: Option<(i32, usize)>) -> Result<(u64, Option<(i32, usize)>)> {
+/// pid order, each in address order (pagemap says nothing of recency), beginning at
+/// `from` (the process it names from its address, those after it whole; see
+/// [`Advice::from`]); a process that exits meanwhile is passed over. Returns the pages
+/// advised and where a next call would go on.
+pub(super) fn advise(
+    g: &AppGroup,
+    ranges: RangesOf,
+    limit: u64,
+    in_swap: bool,
+    from: Option<(i32, usize)>,
+) -> Result<(u64, Option<(i32, usize)>)> {
     let (mut done, mut next) = (0, from);
     let mut pids = g.pids()?;
     pids.sort_unstable();
@@ -391,7 +374,7 @@ fn advise_from(g: &AppGroup, limit: u64, in_swap: bool, from: Option<(i32, usize
             break;
         }
         let mut found = || -> Result<u64> {
-            let mut ranges = anon_ranges(pid)?;
+            let mut ranges = ranges(pid)?;
             if let Some((_, addr)) = from.filter(|&(q, _)| q == pid) {
                 ranges = ranges
                     .into_iter()

@@ -123,23 +123,27 @@ impl Pidfd {
     /// those pages only, in address order, found in /proc/PID/pagemap); returns how
     /// many it advised. The kernel still skips pages it cannot take (shared, locked).
     pub fn pageout_pages(&self, ranges: &[(usize, usize)], limit: u64) -> Result<u64> {
-        self.advise_pages(ranges, limit, false, MADV_PAGEOUT)
+        self.advise_pages(ranges, limit, false).map(|(n, _)| n)
     }
 
     /// Reads at most `limit` of the swapped-out pages in `ranges` back ahead of use
     /// (MADV_WILLNEED on those pages only, in address order); returns how many.
     pub fn prepage_pages(&self, ranges: &[(usize, usize)], limit: u64) -> Result<u64> {
-        self.advise_pages(ranges, limit, true, MADV_WILLNEED)
+        self.advise_pages(ranges, limit, true).map(|(n, _)| n)
     }
 
-    /// Applies `advice` to at most `limit` pages of `ranges` that are in swap
-    /// (`in_swap`) or resident (not), as pagemap shows them, in address order.
-    fn advise_pages(&self, ranges: &[(usize, usize)], limit: u64, in_swap: bool, advice: i32) -> Result<u64> {
+    /// Reads back ahead of use (MADV_WILLNEED) at most `limit` pages of `ranges` that
+    /// are in swap (`in_swap`), or pages out (MADV_PAGEOUT) as many that are resident, as
+    /// pagemap shows them, in address order. Returns the pages advised and the address
+    /// past the last page chosen (None if none was).
+    pub(crate) fn advise_pages(&self, ranges: &[(usize, usize)], limit: u64, in_swap: bool) -> Result<(u64, Option<usize>)> {
         if limit == 0 {
-            return Ok(0);
+            return Ok((0, None));
         }
         let take = first_pages(self.pid, ranges, in_swap, limit)?;
-        Ok((self.madvise(&page_runs(&take), advice)? / 4096) as u64)
+        let advice = if in_swap { MADV_WILLNEED } else { MADV_PAGEOUT };
+        let n = (self.madvise(&page_runs(&take), advice)? / 4096) as u64;
+        Ok((n, take.last().map(|&last| (last as usize + 1) * 4096)))
     }
 }
 

@@ -3,7 +3,7 @@
 //! bounded MADV_PAGEOUT / MADV_WILLNEED that `Reclaim` and `Prepage` become.
 use super::*;
 use crate::cgroup::AppGroup;
-use crate::sys::{anon_ranges, Pidfd, MADV_PAGEOUT, MADV_WILLNEED};
+use crate::sys::{anon_ranges, without, Pidfd};
 use crate::{read, Result};
 use floe_core::{AppId, AppState, Pages, ReclaimOrder, SwapTier};
 use std::os::unix::net::UnixStream;
@@ -271,15 +271,10 @@ impl Daemon {
         }
         self.stay_busy(BUSY_AFTER_PRESSURE);
         let mut a = self.advice.remove(0);
-        let what = match a.kind {
-            // Prepaging is for the app coming to the foreground.
-            AdviceKind::Reclaim(_) => "pageout",
-            AdviceKind::Prepage => "prepage",
-        };
-        let stop = match self.guard_app(AppId(a.app as u16), what) {
-            _ if self.apps[a.app].state == AppState::Dead => Some("the app died".to_string()),
-            Err(why) => Some(why),
-            Ok(()) => None,
+        let stop = if self.apps[a.app].state == AppState::Dead {
+            Some("the app died".to_string())
+        } else {
+            self.guard_app(AppId(a.app as u16), a.kind.what()).err()
         };
         if let Some(why) = stop {
             return self.end_advice(a, Some(&why));
@@ -373,26 +368,18 @@ pub(super) fn advise(
         if done >= limit {
             break;
         }
-        let mut found = || -> Result<u64> {
+        let found = || -> Result<(u64, Option<usize>)> {
             let mut ranges = ranges(pid)?;
             if let Some((_, addr)) = from.filter(|&(q, _)| q == pid) {
-                ranges = ranges
-                    .into_iter()
-                    .filter(|&(start, len)| start + len > addr)
-                    .map(|(start, len)| if start < addr { (addr, start + len - addr) } else { (start, len) })
-                    .collect();
+                ranges = without(&ranges, &[(0, addr)]);
             }
-            let take = crate::sys::first_pages(pid, &ranges, in_swap, limit - done)?;
-            let Some(&last) = take.last() else {
-                return Ok(0);
-            };
-            let advice = if in_swap { MADV_WILLNEED } else { MADV_PAGEOUT };
-            let n = Pidfd::open(pid)?.madvise(&crate::sys::page_runs(&take), advice)? / 4096;
-            next = Some((pid, (last as usize + 1) * 4096));
-            Ok(n as u64)
+            Pidfd::open(pid)?.advise_pages(&ranges, limit - done, in_swap)
         };
         match found() {
-            Ok(n) => done += n,
+            Ok((n, past)) => {
+                done += n;
+                next = past.map(|addr| (pid, addr)).or(next);
+            }
             Err(_) if !Path::new(&format!("/proc/{pid}")).exists() => {}
             Err(e) => return Err(e),
         }

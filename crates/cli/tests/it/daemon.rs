@@ -1295,9 +1295,7 @@ fn ctl_reclaims_and_prepages_an_app_by_hand_and_never_the_foreground() {
     std::fs::write(&go, "").unwrap();
     c.procs.push(app(&format!("{tag}-a"), &go, 64, 64, 0.0));
     let pid = c.procs[1].id();
-    wait_for("a adopted", Duration::from_secs(5), || {
-        ctl(&sock, &["status"]).lines().any(|l| l.contains("pids [") && !l.contains("pids []"))
-    });
+    wait_adopted(&sock, 1);
     wait_for("a's heap touched", Duration::from_secs(10), || vm_kb(pid, "RssAnon:") > 64 << 10);
     let reply = ctl(&sock, &["reclaim", "a", "16"]);
     assert!(reply.contains("reclaim a: 4096 of 4096 pages asked"), "{reply}");

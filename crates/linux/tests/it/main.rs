@@ -4,10 +4,9 @@
 mod kernel;
 mod zram;
 
-/// Held by the tests that swap an app out and back in or touch tens of MiB (memory
-/// stalls, which PSI counts) and by the one that needs the system free of them (an armed
-/// PSI trigger that must stay quiet), so they never overlap; the test harness runs tests
-/// in parallel.
+/// Held by the tests that swap an app out and back in, touch tens of MiB or thrash an
+/// app on purpose (memory stalls and reclaim), so they never overlap and one's stalls
+/// and faults never show in another's counts; the test harness runs tests in parallel.
 static QUIET: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Takes [`QUIET`], whatever a failed test left it in.

@@ -1,7 +1,9 @@
-//! Cgroup hierarchies and app cgroups. floe works on hybrid machines: cgroup v2 (where
-//! mounted) gives freeze, kill and per-cgroup PSI; the v1 memory controller gives
-//! per-app refault counters and swappiness; the v1 freezer stands in when there is no
-//! v2. Detected from /proc/self/mountinfo, never assumed.
+//! Cgroup hierarchies and app cgroups. floe works on hybrid machines and on pure cgroup
+//! v2 ones: cgroup v2 (where mounted) gives freeze, kill and per-cgroup PSI; the memory
+//! controller gives per-app refault counters, swap eligibility and a memory budget,
+//! from the v1 hierarchy where the machine mounts one (it then owns the controller),
+//! else from v2, where floe turns it on down to its app groups; the v1 freezer stands in
+//! when there is no v2. Detected from /proc/self/mountinfo, never assumed.
 
 use crate::procfs::{parse_flat, refaults};
 use crate::{io_err, read, write, Error, Result};
@@ -58,6 +60,53 @@ impl Hierarchies {
     }
 }
 
+/// Where an app's memory controller lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryController<'a> {
+    /// The v1 memory hierarchy's group (a hybrid machine).
+    V1(&'a Path),
+    /// The app's v2 group, with the memory controller on (a pure v2 machine).
+    V2(&'a Path),
+}
+
+impl<'a> MemoryController<'a> {
+    pub fn dir(self) -> &'a Path {
+        match self {
+            MemoryController::V1(d) | MemoryController::V2(d) => d,
+        }
+    }
+
+    /// The interface's name, for reports: "v1 memory" or "v2 memory".
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryController::V1(_) => "v1 memory",
+            MemoryController::V2(_) => "v2 memory",
+        }
+    }
+}
+
+/// On a v2 hierarchy that offers the memory controller (its root's `cgroup.controllers`
+/// lists it), turns it on for every group on the way to `rel` (`+memory` in the
+/// `cgroup.subtree_control` of the root and of each ancestor of the leaf), so the app
+/// group gets its memory files. A group with processes of its own cannot pass a
+/// controller on (the kernel's no-internal-processes rule): floe's groups below the root
+/// hold none. Nothing is written where the controller is not offered.
+fn enable_v2_memory(root: &Path, rel: &str) -> Result<()> {
+    let offered = read(root.join("cgroup.controllers"))?;
+    if !offered.split_whitespace().any(|c| c == "memory") {
+        return Ok(());
+    }
+    let mut dir = root.to_path_buf();
+    for part in rel.split('/').filter(|s| !s.is_empty()) {
+        let control = dir.join("cgroup.subtree_control");
+        if !read(&control)?.split_whitespace().any(|c| c == "memory") {
+            write(&control, "+memory")?;
+        }
+        dir.push(part);
+    }
+    Ok(())
+}
+
 /// One app's cgroups: the same relative path in each hierarchy floe uses.
 #[derive(Debug)]
 pub struct AppGroup {
@@ -111,6 +160,9 @@ impl AppGroup {
             Ok(Some(p))
         };
         let v2 = make(&h.v2)?;
+        if let (Some(root), Some(_), None) = (&h.v2, &v2, &h.memory_v1) {
+            enable_v2_memory(root, rel)?;
+        }
         let memory = make(&h.memory_v1)?;
         let freezer = if v2.is_none() { make(&h.freezer_v1)? } else { None };
         if v2.is_none() && freezer.is_none() {
@@ -310,16 +362,42 @@ impl AppGroup {
             .ok_or_else(|| Error::Parse { path: d.join("cpu.stat").display().to_string(), detail: "no usage_usec".into() })
     }
 
-    /// Workingset refaults of the app's memory cgroup: (anonymous, file).
+    /// The app's memory controller: its v1 memory group, or its v2 group where the
+    /// memory controller is on there (the group has a `memory.stat`).
+    pub fn memory_controller(&self) -> Option<MemoryController<'_>> {
+        match (&self.memory, &self.v2) {
+            (Some(d), _) => Some(MemoryController::V1(d)),
+            (None, Some(d)) if d.join("memory.stat").exists() => Some(MemoryController::V2(d)),
+            _ => None,
+        }
+    }
+
+    /// Workingset refaults of the app's memory cgroup: (anonymous, file). The v1 group's
+    /// own counters (floe's groups hold their processes themselves), or v2's, which count
+    /// the group's subtree (an adopted `uid_N` with its `pid_M` children).
     pub fn refaults(&self) -> Result<(u64, u64)> {
-        let d = self.memory.as_ref().ok_or_else(|| Error::Unsupported("no v1 memory controller: no per-app refault counters".into()))?;
+        let d = self
+            .memory_controller()
+            .ok_or_else(|| Error::Unsupported("no memory controller (v1, or on v2): no per-app refault counters".into()))?
+            .dir();
         Ok(refaults(&parse_flat(&read(d.join("memory.stat"))?)))
     }
 
-    /// Per-app swappiness (v1); 0 keeps the app's anonymous memory out of swap.
+    /// Per-app swappiness; 0 keeps the app's anonymous memory out of swap. v1 has it
+    /// (`memory.swappiness`); v2 has no per-group swappiness, only a swap limit: 0
+    /// becomes `memory.swap.max` 0 (none of the app's memory may go to swap) and any
+    /// other value `max` (the machine's swappiness decides).
     pub fn set_swappiness(&self, v: u32) -> Result<()> {
-        let d = self.memory.as_ref().ok_or_else(|| Error::Unsupported("no v1 memory controller: no per-app swappiness".into()))?;
-        write(d.join("memory.swappiness"), &v.to_string())
+        match self.memory_controller() {
+            Some(MemoryController::V1(d)) => write(d.join("memory.swappiness"), &v.to_string()),
+            Some(MemoryController::V2(d)) if d.join("memory.swap.max").exists() => {
+                write(d.join("memory.swap.max"), if v == 0 { "0" } else { "max" })
+            }
+            Some(MemoryController::V2(_)) => Err(Error::Unsupported(
+                "v2 memory controller without memory.swap.max (no swap accounting: CONFIG_SWAP, or cgroup.memory=noswap): no per-app swap limit".into(),
+            )),
+            None => Err(Error::Unsupported("no memory controller (v1, or on v2): no per-app swappiness".into())),
+        }
     }
 
     /// The app's memory PSI file (v2), for a per-app trigger.
@@ -388,6 +466,55 @@ mod tests {
         g.set_swappiness(0).unwrap();
         assert_eq!(std::fs::read_to_string(mem.join("memory.swappiness")).unwrap(), "0");
         assert_eq!(g.pressure_path(), Some(v2.join("memory.pressure")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A pure v2 machine (no v1 memory hierarchy) whose root offers the memory
+    /// controller: floe turns it on down to the app's group and takes refaults and swap
+    /// eligibility from v2's files; where v2 does not offer it, nothing is written.
+    #[test]
+    fn the_memory_controller_on_a_pure_v2_fixture_tree() {
+        let dir = std::env::temp_dir().join(format!("floe-cg-v2-fixture-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let root = dir.join("cgroup");
+        let h = Hierarchies { v2: Some(root.clone()), ..Default::default() };
+        // The kernel makes these files with each group; a fixture writes them first.
+        std::fs::create_dir_all(root.join("floe")).unwrap();
+        std::fs::write(root.join("cgroup.controllers"), "cpuset cpu io memory pids\n").unwrap();
+        std::fs::write(root.join("cgroup.subtree_control"), "cpu\n").unwrap();
+        std::fs::write(root.join("floe/cgroup.subtree_control"), "memory\n").unwrap();
+        let g = AppGroup::create(&h, "floe/app").unwrap();
+        let control = |d: &str| std::fs::read_to_string(root.join(d).join("cgroup.subtree_control")).unwrap();
+        assert_eq!(control(""), "+memory", "the root passes memory on");
+        assert_eq!(control("floe"), "memory\n", "already on in floe's group: not written again");
+        assert!(!root.join("floe/app/cgroup.subtree_control").exists(), "the app's own group passes nothing on");
+        let app = root.join("floe/app");
+        assert_eq!(g.memory_controller(), None, "no memory.stat yet: the controller is not on");
+        assert!(g.refaults().is_err() && g.set_swappiness(0).is_err());
+        std::fs::write(app.join("memory.stat"), "anon 4096\nworkingset_refault_anon 3\nworkingset_refault_file 5\n").unwrap();
+        assert_eq!(g.memory_controller(), Some(MemoryController::V2(&app)));
+        assert_eq!(g.refaults().unwrap(), (3, 5));
+        let e = g.set_swappiness(0).unwrap_err().to_string();
+        assert!(e.contains("memory.swap.max"), "no swap accounting is said: {e}");
+        std::fs::write(app.join("memory.swap.max"), "max\n").unwrap();
+        g.set_swappiness(0).unwrap();
+        assert_eq!(std::fs::read_to_string(app.join("memory.swap.max")).unwrap(), "0");
+        g.set_swappiness(60).unwrap();
+        assert_eq!(std::fs::read_to_string(app.join("memory.swap.max")).unwrap(), "max");
+
+        // A v2 root that does not offer memory (a hybrid machine's, where v1 holds it):
+        // its subtree_control is left alone.
+        std::fs::write(root.join("cgroup.controllers"), "cpu pids\n").unwrap();
+        std::fs::write(root.join("cgroup.subtree_control"), "cpu\n").unwrap();
+        AppGroup::create(&h, "floe/other").unwrap();
+        assert_eq!(control(""), "cpu\n");
+        // Nor is it touched on a hybrid machine, whatever v2 offers.
+        std::fs::write(root.join("cgroup.controllers"), "memory\n").unwrap();
+        std::fs::create_dir_all(dir.join("memory")).unwrap();
+        let hybrid = Hierarchies { memory_v1: Some(dir.join("memory")), ..h.clone() };
+        let g = AppGroup::create(&hybrid, "floe/third").unwrap();
+        assert_eq!(control(""), "cpu\n");
+        assert_eq!(g.memory_controller(), Some(MemoryController::V1(&dir.join("memory/floe/third"))));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

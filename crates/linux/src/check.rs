@@ -2,7 +2,7 @@
 //! running kernel (a scratch cgroup and a scratch process that are removed afterwards),
 //! one verdict each. Nothing is assumed from kernel version or config files.
 
-use crate::cgroup::{AppGroup, Hierarchies};
+use crate::cgroup::{AppGroup, Hierarchies, MemoryController};
 use crate::sys::{Pidfd, PsiTrigger, MADV_COLD};
 use crate::{read, Result};
 use floe_core::{LmkMode, ReclaimOrder, Setup, SwapSetup};
@@ -162,7 +162,13 @@ pub fn run() -> Vec<Verdict> {
                 return Err(crate::Error::Unsupported("neither cgroup v2 nor a v1 freezer is mounted".into()));
             }
             let show = |p: &Option<std::path::PathBuf>| p.as_ref().map_or("-".to_string(), |p| p.display().to_string());
-            Ok(format!("v2 {}, v1 memory {}, v1 freezer {}", show(&h.v2), show(&h.memory_v1), show(&h.freezer_v1)))
+            // What v2 offers decides where the memory controller comes from without v1's.
+            let offered = h.v2.as_ref().and_then(|d| read(d.join("cgroup.controllers")).ok()).map(|c| c.trim().to_string());
+            let v2 = match offered {
+                Some(c) => format!("{} (controllers: {})", show(&h.v2), if c.is_empty() { "none" } else { &c }),
+                None => show(&h.v2),
+            };
+            Ok(format!("v2 {v2}, v1 memory {}, v1 freezer {}", show(&h.memory_v1), show(&h.freezer_v1)))
         }),
     ));
     let h = h.unwrap_or_default();
@@ -252,7 +258,8 @@ pub fn run() -> Vec<Verdict> {
         (|| {
             let s = Scratch::new(&h)?;
             let (a, f) = s.group().refaults()?;
-            Ok(format!("memory.stat workingset_refault (anon {a}, file {f})"))
+            let m = s.group().memory_controller().map_or("", |m| m.name());
+            Ok(format!("{m} memory.stat workingset_refault (anon {a}, file {f})"))
         })(),
     ));
     out.push(verdict(
@@ -260,7 +267,11 @@ pub fn run() -> Vec<Verdict> {
         (|| {
             let s = Scratch::new(&h)?;
             s.group().set_swappiness(0)?;
-            Ok("v1 memory.swappiness".into())
+            Ok(match s.group().memory_controller() {
+                Some(MemoryController::V2(_)) => "v2 memory.swap.max 0 (v2 has no per-group swappiness: an app is kept out of swap whole)",
+                _ => "v1 memory.swappiness",
+            }
+            .into())
         })(),
     ));
     out.push(verdict(

@@ -895,7 +895,8 @@ impl Daemon {
     /// A policy that runs without swap (`SwapSetup::None`: stock Android, `android-lmk`)
     /// keeps each app's anonymous memory out of whatever swap the machine has: the app's
     /// v1 memory.swappiness 0, so reclaim takes its page cache instead (the kernel still
-    /// swaps when file pages are nearly gone, which an Android phone without swap cannot).
+    /// swaps when file pages are nearly gone, which an Android phone without swap cannot),
+    /// or on a pure v2 machine its memory.swap.max 0, which never swaps it.
     fn keep_out_of_swap(&mut self, i: usize) {
         if self.setup.swap != SwapSetup::None {
             return;

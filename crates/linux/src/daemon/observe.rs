@@ -22,7 +22,7 @@ pub(super) fn swap_note(policy: &str, want: SwapSetup, swaps: &[(String, bool)],
         SwapSetup::None if swaps.is_empty() => return None,
         SwapSetup::None => {
             return Some(format!(
-                "note: policy {policy} runs without swap; swap is on here ({have}): each app's memory.swappiness is set to 0 to keep its anonymous memory in RAM"
+                "note: policy {policy} runs without swap; swap is on here ({have}): each app's swappiness is set to 0 (v1 memory.swappiness; v2 memory.swap.max 0) to keep its anonymous memory in RAM"
             ))
         }
         SwapSetup::Zram if zram => return None,

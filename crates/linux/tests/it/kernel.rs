@@ -190,7 +190,13 @@ fn cgroup_kill_empties_the_app_and_nothing_else() {
 #[test]
 fn refault_counters_and_swappiness_per_app() {
     let h = hier();
+    let control = h.v2.as_ref().unwrap().join("cgroup.subtree_control");
+    let before = std::fs::read_to_string(&control).unwrap();
     let g = AppGroup::create(&h, &name("memcg")).unwrap();
+    // This machine's memory controller is v1's: floe uses it there and leaves the v2
+    // root's controllers as they were (it turns memory on in v2 only without v1's).
+    assert_eq!(g.memory_controller(), Some(floe_linux::cgroup::MemoryController::V1(g.memory.as_deref().unwrap())));
+    assert_eq!(std::fs::read_to_string(&control).unwrap(), before);
     let (anon, file) = g.refaults().unwrap();
     assert_eq!((anon, file), (0, 0), "a new group has refaulted nothing");
     g.set_swappiness(0).unwrap();

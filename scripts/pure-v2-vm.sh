@@ -17,7 +17,9 @@
 # KERNEL_DEB is a Debian linux-image-*-amd64 package (.deb); without it the current one
 # is fetched with `apt-get download`. Needs qemu-system-x86_64, busybox (static), cpio,
 # gcc with a static libc, and floe built: `cargo build --release -p floe` (target/debug
-# is used if there is no release build). Does not need root.
+# is used if there is no release build). Does not need root. KERNEL_ARGS, if set, is
+# added to the kernel's command line (e.g. cgroup_disable=memory: the daemon must then
+# refuse Ice, and the Ice steps fail).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FLOE="$ROOT/target/release/floe"
@@ -143,7 +145,7 @@ chmod +x "$R/init"
 # Software emulation: the kernel boots in a few seconds, the test takes well under a minute.
 timeout 600 qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 2 -nographic -no-reboot \
     -kernel "$VMLINUZ" -initrd "$WORK/initrd.gz" \
-    -append "console=ttyS0 loglevel=3 cgroup_no_v1=all panic=-1" </dev/null | tr -d '\r' | tee "$WORK/console" | grep '^floe-vm: '
+    -append "console=ttyS0 loglevel=3 cgroup_no_v1=all panic=-1 ${KERNEL_ARGS:-}" </dev/null | tr -d '\r' | tee "$WORK/console" | grep '^floe-vm: '
 grep -q '^floe-vm: done' "$WORK/console" || { echo "the VM did not get through (console above)" >&2; exit 1; }
 if grep -q '^floe-vm: FAIL' "$WORK/console"; then exit 1; fi
 echo "all passed"

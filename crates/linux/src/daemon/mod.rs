@@ -283,6 +283,9 @@ impl Daemon {
             thaw_layout(&hier, l)?;
         }
         let root = AppGroup::create(&hier, &cfg.cgroup_root)?;
+        if let Some(e) = refaults_unheard(&cfg.policy, &setup, &root) {
+            return Err(e);
+        }
         if let Some(mib) = cfg.memory_limit_mib {
             root.set_memory_limit(mib << 20)?;
         }
@@ -1310,6 +1313,18 @@ enum NotDone {
     Failed(String),
 }
 
+/// A policy that acts on background refaults (Ice's RPF) cannot run where the app groups
+/// have no memory controller to count them: said up front instead of a daemon that
+/// never hears one.
+fn refaults_unheard(policy: &str, setup: &Setup, root: &AppGroup) -> Option<Error> {
+    (setup.events.refaults && root.memory_controller().is_none()).then(|| {
+        Error::Unsupported(format!(
+            "policy `{policy}` acts on apps' refaults, and {} has no memory controller to count them (no v1 memory hierarchy, and memory not offered on cgroup v2)",
+            root.name
+        ))
+    })
+}
+
 /// Answers a `floe ctl` client: the reply, or `error: ...`.
 fn answer(mut client: UnixStream, reply: std::result::Result<String, String>) {
     let _ = match reply {
@@ -1372,5 +1387,29 @@ impl SystemView for Daemon {
 
     fn charging(&self) -> bool {
         crate::procfs::on_external_power(Path::new("/sys/class/power_supply"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ice needs refault counters: refused where the groups have no memory controller,
+    /// run where v2 gives one; a policy that hears no refaults runs either way.
+    #[test]
+    fn a_refault_policy_is_refused_without_a_memory_controller() {
+        let dir = std::env::temp_dir().join(format!("floe-daemon-memcg-fixture-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("cgroup.controllers"), "cpu pids\n").unwrap();
+        let h = Hierarchies { v2: Some(dir.clone()), ..Default::default() };
+        let root = AppGroup::create(&h, "floe").unwrap();
+        let setup = |p: &str| floe_policies::make(p).unwrap().setup();
+        let e = refaults_unheard("ice", &setup("ice"), &root).expect("ice refused").to_string();
+        assert!(e.contains("`ice`") && e.contains("no memory controller"), "{e}");
+        assert!(refaults_unheard("lru-cfs", &setup("lru-cfs"), &root).is_none());
+        std::fs::write(dir.join("floe/memory.stat"), "workingset_refault_anon 0\n").unwrap();
+        assert!(refaults_unheard("ice", &setup("ice"), &root).is_none(), "v2's memory.stat counts them");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

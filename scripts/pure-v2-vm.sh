@@ -10,7 +10,10 @@
 #      does it on v1: zram swap, a background app touching 40 MiB of heap in a group
 #      capped at 24 MiB (v2 memory.max), a foreground app that idles; Ice must freeze the
 #      background app on its refaults, `floe ctl fg` thaw it, and the supervisor thaw it
-#      when the daemon is killed with SIGKILL.
+#      when the daemon is killed with SIGKILL;
+#   3. android-lmk over a 200 MiB budget (v2 memory.max on floe's root group): its apps
+#      kept out of zram by memory.swap.max 0, and the cached app killed, not the
+#      foreground one, when the two leave less than the minfree level free.
 # Each step prints PASS or FAIL; the script exits 1 if any failed or the VM did not get
 # through. Everything lives in a temporary directory, removed at exit.
 #   usage: scripts/pure-v2-vm.sh [KERNEL_DEB]
@@ -58,6 +61,8 @@ gcc -O2 -static -o "$R/bin/bg" "$ROOT/scripts/probe/bg.c" -lm
 # The apps are found by their command lines: each runs bg under its own name.
 ln -s bg "$R/bin/vm-fg"
 ln -s bg "$R/bin/vm-bg"
+ln -s bg "$R/bin/vm-top"
+ln -s bg "$R/bin/vm-a"
 for m in mm/zsmalloc.ko drivers/block/zram/zram.ko; do
     f=$(ls "$MODS"/kernel/$m* | head -1)
     case "$f" in
@@ -82,6 +87,25 @@ cmdline = "vm-fg"
 [[app]]
 name = "bg"
 cmdline = "vm-bg"
+EOF
+
+cat >"$R/lmk.toml" <<'EOF'
+policy = "android-lmk"
+cgroup_root = "lmk"
+socket = "/run/lmk.sock"
+state_db = "/tmp/lmk.db"
+sample_ms = 50
+discover_ms = 50
+memory_limit_mib = 200
+minfree_mib = [[900, 60]]
+
+[[app]]
+name = "top"
+cmdline = "vm-top"
+
+[[app]]
+name = "a"
+cmdline = "vm-a"
 EOF
 
 cat >"$R/init" <<'EOF'
@@ -136,6 +160,31 @@ kill -9 $daemon
 wait_for 10 thawed bg && pass "the supervisor thawed bg within 1 s of the daemon's SIGKILL" || fail "bg still frozen 1 s after SIGKILL"
 sed 's/^/floe-vm: daemon: /' /tmp/daemon.log | head -40
 kill -9 $bg $fg 2>/dev/null
+
+# The stock killer over a 200 MiB budget (v2 memory.max on floe's root group): a cached
+# app of 60 MiB and a foreground one of 100 MiB leave 40 MiB free, under the 60 MiB
+# minfree level of cached apps: the cached one dies. Without swap in its setup,
+# android-lmk keeps the apps out of the machine's zram (memory.swap.max 0).
+floe daemon --config /lmk.toml >/tmp/lmk.log 2>&1 &
+daemon=$!
+sh -c 'while [ ! -e /tmp/go2 ]; do sleep 0.05; done; exec vm-top 100 1 0 600 3' &
+top=$!
+sh -c 'while [ ! -e /tmp/go2 ]; do sleep 0.05; done; exec vm-a 60 1 0 600 4' &
+a=$!
+wait_for 100 sh -c '[ -n "$(cat /sys/fs/cgroup/lmk/top/cgroup.procs 2>/dev/null)" ] && [ -n "$(cat /sys/fs/cgroup/lmk/a/cgroup.procs 2>/dev/null)" ]' \
+    && pass "lmk: apps adopted" || fail "lmk: apps adopted"
+say "lmk: budget memory.max $(cat /sys/fs/cgroup/lmk/memory.max); swap.max top $(cat /sys/fs/cgroup/lmk/top/memory.swap.max), a $(cat /sys/fs/cgroup/lmk/a/memory.swap.max)"
+[ "$(cat /sys/fs/cgroup/lmk/memory.max)" = "$((200 << 20))" ] && pass "lmk: the budget is the root group's memory.max" || fail "lmk: budget"
+[ "$(cat /sys/fs/cgroup/lmk/a/memory.swap.max)" = "0" ] && pass "lmk: apps kept out of swap by memory.swap.max 0" || fail "lmk: swap.max"
+floe ctl --socket /run/lmk.sock fg top >/dev/null
+touch /tmp/go2
+wait_for 150 sh -c "! kill -0 $a 2>/dev/null" && pass "lmk: the cached app killed under the budget" || fail "lmk: a not killed in 15 s"
+sleep 1
+kill -0 $top 2>/dev/null && pass "lmk: the foreground app lives" || fail "lmk: top died"
+say "lmk: memory.current $(cat /sys/fs/cgroup/lmk/memory.current)"
+kill $daemon; wait $daemon
+sed 's/^/floe-vm: lmk daemon: /' /tmp/lmk.log | head -20
+kill -9 $top 2>/dev/null
 say "done"
 poweroff -f
 EOF

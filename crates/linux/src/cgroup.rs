@@ -90,7 +90,9 @@ impl<'a> MemoryController<'a> {
 /// `cgroup.subtree_control` of the root and of each ancestor of the leaf), so the app
 /// group gets its memory files. A group with processes of its own cannot pass a
 /// controller on (the kernel's no-internal-processes rule): floe's groups below the root
-/// hold none. Nothing is written where the controller is not offered.
+/// hold none. Nothing is written where the controller is not offered, or is on already
+/// (systemd turns it on at the root); what floe turns on stays on when it exits, as
+/// turning it off would take it from any other group that has come to use it.
 fn enable_v2_memory(root: &Path, rel: &str) -> Result<()> {
     let offered = read(root.join("cgroup.controllers"))?;
     if !offered.split_whitespace().any(|c| c == "memory") {

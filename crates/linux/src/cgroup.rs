@@ -94,14 +94,14 @@ impl<'a> MemoryController<'a> {
 /// (systemd turns it on at the root); what floe turns on stays on when it exits, as
 /// turning it off would take it from any other group that has come to use it.
 fn enable_v2_memory(root: &Path, rel: &str) -> Result<()> {
-    let offered = read(root.join("cgroup.controllers"))?;
-    if !offered.split_whitespace().any(|c| c == "memory") {
+    let names_memory = |list: &Path| read(list).map(|l| l.split_whitespace().any(|c| c == "memory"));
+    if !names_memory(&root.join("cgroup.controllers"))? {
         return Ok(());
     }
     let mut dir = root.to_path_buf();
     for part in rel.split('/').filter(|s| !s.is_empty()) {
         let control = dir.join("cgroup.subtree_control");
-        if !read(&control)?.split_whitespace().any(|c| c == "memory") {
+        if !names_memory(&control)? {
             write(&control, "+memory")?;
         }
         dir.push(part);
@@ -321,12 +321,10 @@ impl AppGroup {
     /// Caps the group's memory (v1 `memory.limit_in_bytes`, or v2 `memory.max` where the
     /// memory controller is on v2).
     pub fn set_memory_limit(&self, bytes: u64) -> Result<()> {
-        if let Some(d) = &self.memory {
-            return write(d.join("memory.limit_in_bytes"), &bytes.to_string());
-        }
-        match &self.v2 {
-            Some(d) if d.join("memory.max").exists() => write(d.join("memory.max"), &bytes.to_string()),
-            _ => Err(Error::Unsupported("no memory controller (v1 memory or v2 memory.max): cannot cap the apps' memory".into())),
+        match self.memory_controller() {
+            Some(MemoryController::V1(d)) => write(d.join("memory.limit_in_bytes"), &bytes.to_string()),
+            Some(MemoryController::V2(d)) => write(d.join("memory.max"), &bytes.to_string()),
+            None => Err(Error::Unsupported("no memory controller (v1 memory or v2 memory.max): cannot cap the apps' memory".into())),
         }
     }
 
@@ -334,16 +332,12 @@ impl AppGroup {
     /// among them the part the kernel can drop cheaply (inactive file).
     pub fn memory_usage(&self) -> Result<GroupMemory> {
         // v1 counts the whole subtree under total_*; v2's memory.stat always does.
-        let (usage, st, pre) = if let Some(d) = &self.memory {
-            (read(d.join("memory.usage_in_bytes"))?, parse_flat(&read(d.join("memory.stat"))?), "total_")
-        } else {
-            match &self.v2 {
-                Some(d) if d.join("memory.current").exists() => {
-                    (read(d.join("memory.current"))?, parse_flat(&read(d.join("memory.stat"))?), "")
-                }
-                _ => return Err(Error::Unsupported("no memory controller: no per-group memory use".into())),
-            }
+        let (d, usage, pre) = match self.memory_controller() {
+            Some(MemoryController::V1(d)) => (d, "memory.usage_in_bytes", "total_"),
+            Some(MemoryController::V2(d)) => (d, "memory.current", ""),
+            None => return Err(Error::Unsupported("no memory controller: no per-group memory use".into())),
         };
+        let (usage, st) = (read(d.join(usage))?, parse_flat(&read(d.join("memory.stat"))?));
         let get = |k: &str| st.get(&format!("{pre}{k}")).copied().unwrap_or(0);
         Ok(GroupMemory {
             usage: usage.trim().parse().unwrap_or(0),

@@ -224,6 +224,10 @@ pub struct MemInfo {
     pub wmark_min: Pages,
     pub wmark_low: Pages,
     pub wmark_high: Pages,
+    /// The high-water mark the device's vendor tuned for a user-space memory manager,
+    /// where it sets one apart from the kernel's watermarks (Ice Table 4's H_wm, which
+    /// Ice's MDT compares with available memory); None: the kernel's high watermark.
+    pub tuned_high: Option<Pages>,
     pub active_anon: Pages,
     pub inactive_anon: Pages,
     pub active_file: Pages,

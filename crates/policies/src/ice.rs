@@ -75,7 +75,7 @@ impl Ice {
 
     fn start_freezing(&mut self, view: &dyn SystemView, out: &mut Vec<Action>) {
         let mem = view.mem();
-        let r = mdt_ratio(self.params.delta, mem.wmark_high, mem.free, self.params.max_exponent);
+        let r = mdt_ratio(self.params.delta, mem.tuned_high.unwrap_or(mem.wmark_high), mem.free, self.params.max_exponent);
         self.phase = Phase::Freezing;
         self.phase_end = Some(view.now() + Nanos((self.params.thaw.0 as f64 * r) as u64));
         let targets: Vec<AppId> = self.targets.iter().copied().collect();

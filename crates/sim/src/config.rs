@@ -104,6 +104,31 @@ fn name_rule(name: &str) -> Option<String> {
     Some(format!("`{name}` has `{bad}`; a name is letters, digits and - _ . +"))
 }
 
+/// The zone watermarks, MiB (min, low, high), that a 4.9 Android kernel sets on a
+/// device with `ram_mib` of RAM and a `display` of (width, height) pixels, with
+/// `vm.watermark_scale_factor` `wsf` (per 10,000 of memory):
+/// - min_free_kbytes = int_sqrt(lowmem_kbytes x 16), within 128..65,536
+///   (mm/page_alloc.c, init_per_zone_wmark_min);
+/// - Android's ProcessList.updateOomLevels writes extra_free_kbytes = width x height
+///   x 4 x 3 / 1024, three 32-bit screen buffers (AOSP frameworks/base, Android 9/10);
+/// - low = min + extra + gap, high = min + extra + 2 x gap, gap = max(min / 4,
+///   memory x wsf / 10,000) (__setup_per_zone_wmarks with Android's extra_free_kbytes
+///   patch; Pixel 3 kernel GrapheneOS-Archive/kernel_google_crosshatch 13cc990b).
+///
+/// Memory is taken as all of RAM (the kernel's lowmem and managed pages are somewhat
+/// less), so the watermarks come out a few percent high at most.
+pub fn linux_watermarks_mib(ram_mib: f64, display: Option<(u32, u32)>, wsf: u32) -> (f64, f64, f64) {
+    let kb = (ram_mib * 1024.0) as u64;
+    let min_kb = ((kb * 16) as f64).sqrt().floor().clamp(128.0, 65_536.0);
+    let extra_kb = display.map_or(0, |(w, h)| u64::from(w) * u64::from(h) * 4 * 3 / 1024) as f64;
+    let gap_kb = (min_kb / 4.0).floor().max((kb * u64::from(wsf) / 10_000) as f64);
+    let mib = |k: f64| k / 1024.0;
+    (mib(min_kb), mib(min_kb + extra_kb + gap_kb), mib(min_kb + extra_kb + 2.0 * gap_kb))
+}
+
+/// Largest display side accepted, pixels (an 8K panel is 7,680 wide).
+const MAX_DISPLAY_PX: u32 = 16_384;
+
 /// Memory of a device.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -120,6 +145,15 @@ pub struct MemorySpec {
     /// killing it. The model keeps it in the system's memory. Default 0.
     #[serde(default)]
     pub shared_rss_mib: f64,
+    /// The high-water mark the vendor tuned for a user-space memory manager apart from
+    /// the kernel's watermarks (Ice Table 4's H_wm); absent: none.
+    #[serde(default)]
+    pub tuned_high_mib: Option<f64>,
+    /// The display's pixels, width and height: Android asks the kernel to keep three
+    /// screen buffers' worth free beyond its watermarks (ProcessList's
+    /// extra_free_kbytes; see [`linux_watermarks_mib`]). Absent: not stated.
+    #[serde(default)]
+    pub display_px: Option<(u32, u32)>,
     /// Which low-memory killer the device runs when a policy keeps Android's: the
     /// minfree table (the in-kernel driver, or lmkd with `ro.lmk.use_minfree_levels`),
     /// or Android 10 lmkd's PSI mode. Default `minfree`.
@@ -290,6 +324,15 @@ impl Device {
                 "memory.watermark_high_mib",
                 format!("the high watermark ({} MiB) is more than half of app memory ({} MiB)", num(high), num(m.app_mem_mib)),
             );
+        }
+        if let Some(v) = m.tuned_high_mib.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= m.app_mem_mib)) {
+            return err(
+                "memory.tuned_high_mib",
+                format!("must be a positive number of MiB up to app memory ({} MiB), got {}", num(m.app_mem_mib), num(v)),
+            );
+        }
+        if let Some((w, h)) = m.display_px.filter(|&(w, h)| !((1..=MAX_DISPLAY_PX).contains(&w) && (1..=MAX_DISPLAY_PX).contains(&h))) {
+            return err("memory.display_px", format!("width and height must be 1..={MAX_DISPLAY_PX} pixels, got [{w}, {h}]"));
         }
         for (i, &(adj, mib)) in m.minfree.iter().enumerate() {
             let k = format!("memory.minfree[{i}]");
@@ -544,6 +587,78 @@ fn yes() -> bool {
     true
 }
 
+/// A scenario's foreground activity (a workload's `[foreground]` table): the frame work
+/// and the memory churn of the measured apps while they render. Each frame allocates
+/// its share of `heap_alloc_mib_s` of fresh heap pages; once `heap_free_mib` has been
+/// allocated since the last collection, the garbage collector returns those pages to
+/// the kernel (ART's concurrent copying collector releases the regions it evacuated).
+/// An I/O thread reads `read_mib_s` of content through the page cache, walking a
+/// content file of `content_mib` in order.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Foreground {
+    /// CPU work of one frame in this scenario, ms (the catalog's `frame_cpu_ms` is
+    /// the app's ordinary UI frame).
+    #[serde(default)]
+    pub frame_cpu_ms: Option<f64>,
+    /// Fresh heap pages allocated while rendering, MiB per second.
+    #[serde(default)]
+    pub heap_alloc_mib_s: f64,
+    /// Heap allocated between two collections, MiB.
+    #[serde(default)]
+    pub heap_free_mib: f64,
+    /// Content read through the page cache while rendering, MiB per second.
+    #[serde(default)]
+    pub read_mib_s: f64,
+    /// Size of the content the reads walk, MiB (read again from its start once done).
+    #[serde(default)]
+    pub content_mib: f64,
+    /// Camera, codec and graphics buffers the scenario holds while the app renders,
+    /// MiB: allocated from free memory over its first second of frames (ION / dma-buf
+    /// memory, off the LRU, which reclaim cannot take), freed when it leaves the
+    /// foreground.
+    #[serde(default)]
+    pub buffers_mib: f64,
+}
+
+/// Most a scenario allocates or reads a second: 1 GiB, more than a phone's memory
+/// bandwidth leaves any app to fault in fresh pages.
+const MAX_CHURN_MIB_S: f64 = 1024.0;
+const CHURN_WHY: &str = "MiB/s; 1 GiB a second is more than any app faults in";
+
+impl Foreground {
+    fn validate(&self, input: &Input) -> Result<(), ConfigError> {
+        let err = |k: &str, msg: String| Err(input.error(k, msg));
+        if let Some(v) = self.frame_cpu_ms.filter(|v| !(v.is_finite() && *v >= 0.0 && *v <= MAX_FRAME_CPU_MS)) {
+            return err("foreground.frame_cpu_ms", format!("must be 0..={MAX_FRAME_CPU_MS} ({FRAME_CPU_MS_WHY}), got {}", num(v)));
+        }
+        for (k, v) in [("foreground.heap_alloc_mib_s", self.heap_alloc_mib_s), ("foreground.read_mib_s", self.read_mib_s)] {
+            if !(v.is_finite() && (0.0..=MAX_CHURN_MIB_S).contains(&v)) {
+                return err(k, format!("must be 0..={MAX_CHURN_MIB_S} ({CHURN_WHY}), got {}", num(v)));
+            }
+        }
+        for (k, v) in [
+            ("foreground.heap_free_mib", self.heap_free_mib),
+            ("foreground.content_mib", self.content_mib),
+            ("foreground.buffers_mib", self.buffers_mib),
+        ] {
+            if !(v.is_finite() && (0.0..=MAX_APP_MIB).contains(&v)) {
+                return err(k, format!("must be 0..={MAX_APP_MIB} ({APP_MIB_WHY}), got {}", num(v)));
+            }
+        }
+        if self.heap_alloc_mib_s > 0.0 && self.heap_free_mib < 1.0 {
+            return err(
+                "foreground.heap_free_mib",
+                format!("must be at least 1 MiB where the heap allocates, got {}", num(self.heap_free_mib)),
+            );
+        }
+        if self.read_mib_s > 0.0 && self.content_mib < 1.0 {
+            return err("foreground.content_mib", format!("must be at least 1 MiB where content is read, got {}", num(self.content_mib)));
+        }
+        Ok(())
+    }
+}
+
 /// A workload (data/workloads/NAME.toml).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -563,6 +678,10 @@ pub struct Workload {
     pub balloon_mib: f64,
     pub sequence: Vec<String>,
     pub background: Option<Background>,
+    /// What the measured apps do while they render in this scenario, beyond what the
+    /// catalog says of them in general (absent: the catalog's frame work, no churn).
+    #[serde(default)]
+    pub foreground: Option<Foreground>,
     /// Where the workload was read from.
     #[serde(skip)]
     origin: Origin,
@@ -638,6 +757,9 @@ impl Workload {
             return err("balloon_mib", format!("must be 0..={MAX_MIB} MiB ({MAX_MIB_WHY}), got {}", num(self.balloon_mib)));
         }
         self.check_apps(input, catalog)?;
+        if let Some(f) = &self.foreground {
+            f.validate(input)?;
+        }
         if let Some(b) = &self.background {
             for (k, names) in [("background.pool", &b.pool), ("background.fixed", &b.fixed)] {
                 if let Some(i) = (1..names.len()).find(|&i| names[..i].contains(&names[i])) {
@@ -949,13 +1071,51 @@ mod tests {
     #[test]
     fn watermarks_out_of_order_name_the_odd_one() {
         for (from, to, key) in [
-            ("watermark_high_mib = 1024.0", "watermark_high_mib = 0", "watermark_high_mib"),
-            ("watermark_min_mib = 682.7", "watermark_min_mib = 2000", "watermark_min_mib"),
-            ("watermark_low_mib = 853.3", "watermark_low_mib = 5", "watermark_low_mib"),
+            ("watermark_high_mib = 49.82", "watermark_high_mib = 0", "watermark_high_mib"),
+            ("watermark_min_mib = 9.8", "watermark_min_mib = 2000", "watermark_min_mib"),
+            ("watermark_low_mib = 43.68", "watermark_low_mib = 5", "watermark_low_mib"),
         ] {
             let src = edited("devices/p20.toml", from, to);
             let e = Device::parse("wm.toml", &src).unwrap_err();
             assert_eq!((e.line, e.field.clone()), (line(&src, to), Some(format!("memory.{key}"))), "{e}");
+        }
+    }
+
+    /// The P20's and the Pixel 3's watermarks are the 4.9 kernel's rule applied to their
+    /// RAM and display (with the Pixel 3 kernel's watermark_scale_factor of 0), to the
+    /// precision the files give them; a 1 GiB phone without a display stated gets
+    /// Linux's own min_free_kbytes, 4 MiB.
+    #[test]
+    fn the_kirin_and_pixel_watermarks_follow_the_kernel_rule() {
+        for (dev, wsf) in [("p20", 10), ("pixel3", 0)] {
+            let d = Device::load(dev).unwrap();
+            let m = &d.memory;
+            let (min, low, high) = linux_watermarks_mib(m.ram_mib, m.display_px, wsf);
+            for (file, rule) in [(m.watermark_min_mib, min), (m.watermark_low_mib, low), (m.watermark_high_mib, high)] {
+                assert!((file - rule).abs() < 0.01, "{dev}: {file} MiB in the file, {rule} by the rule");
+            }
+            assert!(m.tuned_high_mib.unwrap() > 5.0 * high, "{dev}: Ice's H_wm stays MDT's own, far above the kernel's");
+        }
+        assert_eq!(linux_watermarks_mib(1024.0, None, 0), (4.0, 5.0, 6.0));
+        // The display's three buffers go on low and high, not on min.
+        let (min, low, _) = linux_watermarks_mib(1024.0, Some((1024, 1024)), 0);
+        assert_eq!((min, low), (4.0, 17.0));
+    }
+
+    /// A scenario's foreground table is checked field by field, each at its line.
+    #[test]
+    fn foreground_values_out_of_range_are_refused() {
+        let cat = Catalog::embedded().unwrap();
+        for (from, to, key, says) in [
+            ("read_mib_s = 0.82", "read_mib_s = 1e9", "foreground.read_mib_s", "1 GiB a second"),
+            ("heap_free_mib = 32.0", "heap_free_mib = 0.5", "foreground.heap_free_mib", "at least 1 MiB"),
+            ("frame_cpu_ms = 16.3", "frame_cpu_ms = -1.0", "foreground.frame_cpu_ms", "a second"),
+            ("buffers_mib = 240.0", "buffers_mib = 1e9", "foreground.buffers_mib", "16 GiB"),
+        ] {
+            let src = edited("workloads/ice-video-call.toml", from, to);
+            let e = Workload::parse("w.toml", &src, &cat).unwrap_err();
+            assert_eq!((e.line, e.field.as_deref()), (line(&src, to), Some(key)), "{e}");
+            assert!(e.message.contains(says), "{e}");
         }
     }
 
@@ -970,7 +1130,9 @@ mod tests {
             ("p20", "size_mib = 1024.0", "size_mib = 1e9", "zram.size_mib", "twice the RAM"),
             ("hikey970", "swap_mib = 2048.0", "swap_mib = 1e9", "flash.swap_mib", "1 TiB"),
             ("nexus5", "page_cluster = 3", "page_cluster = 9", "flash.page_cluster", "0..=5"),
-            ("p20", "[0, 72.0]", "[0, 5000.0]", "memory.minfree", "3072 MiB left to apps"),
+            ("p20", "[0, 72.0]", "[0, 5000.0]", "memory.minfree", "2561.5 MiB left to apps"),
+            ("p20", "tuned_high_mib = 1024.0", "tuned_high_mib = 9000.0", "memory.tuned_high_mib", "up to app memory"),
+            ("p20", "display_px = [1080, 2244]", "display_px = [1080, 0]", "memory.display_px", "1..=16384"),
             ("p20", "[906, 315.0]", "[2000, 315.0]", "memory.minfree", "-1000..=1000"),
             ("p20", "ram_mib = 6144.0", "ram_mib = 1e9", "memory.ram_mib", "1 TiB"),
             ("p20", "read_4k_us = 110.0", "read_4k_us = 1e12", "flash.read_4k_us", "a second"),

@@ -8,6 +8,7 @@
 use crate::config::{AppSpec, Catalog, Device, SwapReadahead, Workload, MAX_MIB, MAX_MIB_WHY, ZRAM_MAX_PER_RAM, ZRAM_MAX_WHY};
 use crate::SimError;
 mod asap;
+mod churn;
 mod kill;
 mod launch;
 mod psi;
@@ -25,6 +26,7 @@ use floe_core::{
     PageKind, Pages, Param, Policy, RunRecord, Setup, SwapSetup, SystemView,
 };
 use rand::{seq::SliceRandom, Rng, RngCore, SeedableRng};
+use rand_distr::{Distribution, LogNormal};
 use rand_xoshiro::Xoshiro256PlusPlus as FastRng;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -81,6 +83,13 @@ const ZSWAP_MAX_POOL_PERCENT: f64 = 20.0;
 /// vm.swappiness. Assumption: 100, as Pixel devices' init scripts set it (the kernel
 /// default is 60); the seeds do not give theirs.
 const SWAPPINESS: u64 = 100;
+/// Assumption: the coefficient of variation of a rendered frame's CPU work. A frame's
+/// work follows its content (Ice §2.2.3: "differences in visual content and unstable
+/// network signals can lead to unstable frame rates"); no seed publishes the spread, so
+/// floe draws each frame's work from a lognormal law with the app's `frame_cpu_ms` as
+/// its mean and this spread. It decides how many frames sit near the 16.6 ms budget,
+/// and so how many a stall of a few milliseconds pushes over it.
+pub const FRAME_CPU_CV: f64 = 0.3;
 /// Idle foreground apps (non-interactive workloads) wake this often to grow.
 const IDLE_TICK: Nanos = Nanos::from_ms(100);
 /// The in-kernel LMK runs at most this often outside reclaim passes.
@@ -368,6 +377,11 @@ struct AppRt {
     bg_hot_file: u32,
     cold_cpu: Nanos,
     warm_cpu: Nanos,
+    /// The law of one rendered frame's CPU work, ms (`FRAME_CPU_CV`).
+    frame_ms: LogNormal<f64>,
+    /// The scenario's heap churn and content reads while it renders, for the measured
+    /// apps of a workload with a `[foreground]` table.
+    churn: Option<churn::Churn>,
     /// Anonymous pages allocated so far: the prefix [0, populated) of its anon range.
     populated: u32,
     /// File pages mapped so far in this process's life: the prefix of its file range.
@@ -447,6 +461,8 @@ pub struct Sim {
     /// Pages reclaim wrote to flash whose writes have not completed: like the kernel's
     /// pages under writeback, they still take memory until then.
     writeback: i64,
+    /// Pages the foreground scenario's buffers hold off the LRU (`Foreground::buffers_mib`).
+    pinned: i64,
     age: u32,
     kswapd_active: bool,
     /// Pages every live app's RSS includes from Zygote (the device's `shared_rss_mib`).
@@ -487,6 +503,13 @@ pub struct Sim {
     asap: Option<asap::AsapState>,
     /// Android 10 lmkd's PSI mode, on devices that run it with Android's killer.
     psi: Option<psi::Lmkd>,
+}
+
+/// The lognormal law of a frame's CPU work with mean `mean_ms` and the spread
+/// `FRAME_CPU_CV`: sigma^2 = ln(1 + cv^2), mu = ln(mean) - sigma^2 / 2.
+fn frame_law(mean_ms: f64) -> LogNormal<f64> {
+    let var = (1.0 + FRAME_CPU_CV * FRAME_CPU_CV).ln();
+    LogNormal::new(mean_ms.max(1e-6).ln() - var / 2.0, var.sqrt()).expect("finite mean, positive spread")
 }
 
 /// The seeded random stream of one component (xoshiro256++: fast, portable, and
@@ -648,7 +671,18 @@ impl Sim {
         }
         let specs: Vec<AppSpec> = names.iter().map(|n| catalog.get(n).expect("workload validated against catalog").clone()).collect();
         let sizes: Vec<(u32, u32)> = specs.iter().map(|s| (pages_of(s.anon_mib).max(1), pages_of(s.file_mib).max(1))).collect();
-        let (mut pages, bases) = PageTable::new(&sizes);
+        // The measured apps of a scenario with foreground churn get its heap and content
+        // segments after their own pages.
+        let fg_spec = |name: &String| workload.foreground.as_ref().filter(|_| workload.sequence.contains(name));
+        let segments: Vec<[u32; 4]> = names
+            .iter()
+            .zip(&sizes)
+            .map(|(n, &(a, f))| {
+                let (h, c) = fg_spec(n).map_or((0, 0), churn::Churn::segments);
+                [a, f, h, c]
+            })
+            .collect();
+        let (mut pages, bases) = PageTable::with_segments(&segments);
         let flash_read_4k_ns = device.flash.read_4k_us * 1e3;
         let seq_ns_per_page = 4096.0 * 1e9 / (device.flash.seq_read_mib_s * 1024.0 * 1024.0);
         let apps: Vec<AppRt> = specs
@@ -678,6 +712,8 @@ impl Sim {
                         .min(pages_of(spec.ws_file_mib).min(file)),
                     cold_cpu: Nanos(cold as u64),
                     warm_cpu: Nanos::from_ms_f64(spec.warm_launch_ms),
+                    frame_ms: frame_law(fg_spec(&spec.name).and_then(|f| f.frame_cpu_ms).unwrap_or(spec.frame_cpu_ms)),
+                    churn: fg_spec(&spec.name).map(|f| churn::Churn::new(f, anon + file)),
                     populated: 0,
                     file_seen: 0,
                     evict_cursor: [0; 2],
@@ -810,6 +846,7 @@ impl Sim {
             swap_readahead: device.flash.swap_readahead.unwrap_or_default(),
             ra: Readahead::default(),
             writeback: 0,
+            pinned: 0,
             age: 0,
             kswapd_active: false,
             shared_rss: pages_of(device.memory.shared_rss_mib) as u64,
@@ -1022,8 +1059,9 @@ impl Sim {
             if a.state == AppState::Dead && anon_in_use != 0 {
                 return Err(format!("dead app {} holds {anon_in_use} anon pages", a.spec.name));
             }
-            if anon_in_use > a.populated {
-                return Err(format!("app {} holds {anon_in_use} anon pages but allocated {}", a.spec.name, a.populated));
+            let heap = a.churn.as_ref().map_or(0, |c| c.heap_used);
+            if anon_in_use > a.populated + heap {
+                return Err(format!("app {} holds {anon_in_use} anon pages but allocated {}", a.spec.name, a.populated + heap));
             }
         }
         Ok(())
@@ -1051,7 +1089,7 @@ impl Sim {
     }
 
     fn free(&self) -> i64 {
-        self.usable - self.resident() - self.zram_pool_pages() - self.writeback
+        self.usable - self.resident() - self.zram_pool_pages() - self.writeback - self.pinned
     }
 
     fn file_lru(&self) -> i64 {
@@ -1217,6 +1255,8 @@ impl Sim {
         let a = &mut self.apps[app as usize];
         a.last_used = self.now;
         if matches!(a.state, AppState::Foreground | AppState::Launching) {
+            self.churn_pause(app);
+            let a = &mut self.apps[app as usize];
             a.state = AppState::Cached;
             a.gen += 1;
             let gen = a.gen;
@@ -1409,7 +1449,12 @@ impl Sim {
             idx.extend((0..if wf > 0 { nf } else { 0 }).map(|_| file0 + skewed(rng, wf)));
             self.touch_all(app, &mut idx, &mut ctx);
             self.scratch = idx;
-            Nanos::from_ms_f64(self.apps[app as usize].spec.frame_cpu_ms)
+            self.churn_frame(app, &mut ctx);
+            if self.apps[app as usize].life != life {
+                return;
+            }
+            let a = &mut self.apps[app as usize];
+            Nanos::from_ms_f64(a.frame_ms.sample(&mut a.rng))
         } else {
             Nanos::ZERO
         };
@@ -1977,6 +2022,7 @@ impl SystemView for Sim {
             wmark_min: Pages(self.wmark[0] as u64),
             wmark_low: Pages(self.wmark[1] as u64),
             wmark_high: Pages(self.wmark[2] as u64),
+            tuned_high: self.device.memory.tuned_high_mib.map(|m| Pages(pages_of(m) as u64)),
             active_anon: l(Loc::ActiveAnon),
             inactive_anon: l(Loc::InactiveAnon),
             active_file: l(Loc::ActiveFile),

@@ -108,17 +108,27 @@ impl PageTable {
     /// Creates a table for apps with the given (anon, file) page counts. Returns the
     /// table and each app's first page id.
     pub fn new(apps: &[(u32, u32)]) -> (PageTable, Vec<u32>) {
-        let total: u64 = apps.iter().map(|&(a, f)| a as u64 + f as u64).sum();
+        let segments: Vec<[u32; 4]> = apps.iter().map(|&(a, f)| [a, f, 0, 0]).collect();
+        PageTable::with_segments(&segments)
+    }
+
+    /// Creates a table for apps whose pages come in four segments, in this order:
+    /// anonymous, file, then a second anonymous and a second file segment (a scenario's
+    /// heap churn and content, see `Foreground`). Returns the table and each app's first
+    /// page id.
+    pub fn with_segments(apps: &[[u32; 4]]) -> (PageTable, Vec<u32>) {
+        let total: u64 = apps.iter().flatten().map(|&n| n as u64).sum();
         assert!(total < NIL as u64, "too many pages for 32-bit page ids");
         let mut p = Vec::with_capacity(total as usize);
         let mut bases = Vec::with_capacity(apps.len());
-        for (i, &(a, f)) in apps.iter().enumerate() {
+        for (i, seg) in apps.iter().enumerate() {
             bases.push(p.len() as u32);
             let page = |flags| Page { prev: NIL, next: NIL, shadow: 0, owner: i as u16, loc: Loc::Absent as u8, flags };
-            p.extend(std::iter::repeat_n(page(F_ANON), a as usize));
-            p.extend(std::iter::repeat_n(page(0), f as usize));
+            for (k, &n) in seg.iter().enumerate() {
+                p.extend(std::iter::repeat_n(page(if k % 2 == 0 { F_ANON } else { 0 }), n as usize));
+            }
         }
-        let counts = apps.iter().map(|&(a, f)| [a + f, 0, 0, 0, 0, 0, 0, 0]).collect();
+        let counts = apps.iter().map(|seg| [seg.iter().sum::<u32>(), 0, 0, 0, 0, 0, 0, 0]).collect();
         let totals = [total, 0, 0, 0, 0, 0, 0, 0];
         let t = PageTable {
             p,

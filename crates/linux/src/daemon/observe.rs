@@ -143,6 +143,7 @@ pub(super) fn read_meminfo(min_kb: u64) -> MemInfo {
         wmark_min: min,
         wmark_low: Pages(min.0 * 5 / 4),
         wmark_high: Pages(min.0 * 3 / 2),
+        tuned_high: None,
         active_anon: pages("Active(anon)"),
         inactive_anon: pages("Inactive(anon)"),
         active_file: pages("Active(file)"),

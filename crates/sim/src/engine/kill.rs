@@ -3,7 +3,7 @@
 //! kill, a freeze and a thaw do to an app's pages, CPU and timers.
 
 use super::{KillCause, Sim};
-use crate::pages::{Loc, F_LOCKED, F_REFERENCED, F_SHADOW, F_YOUNG};
+use crate::pages::Loc;
 use floe_core::{AppId, AppState, Event, LmkMode, Pages};
 use std::cmp::Reverse;
 
@@ -86,16 +86,9 @@ impl Sim {
         }
         let (base, pop) = (a.base, a.populated);
         for p in base..base + pop {
-            match self.pages.loc(p) {
-                Loc::Zram => self.zram_stored -= 1,
-                Loc::Flash => self.flash_used -= 1,
-                // Read ahead from flash: its slot is freed with it.
-                _ if self.pages.in_swap_cache(p) => self.flash_used -= 1,
-                _ => {}
-            }
-            self.pages.move_to(p, Loc::Absent);
-            self.pages.set_flag(p, F_SHADOW | F_YOUNG | F_REFERENCED | F_LOCKED, false);
+            self.release(p);
         }
+        self.churn_forget(app);
         self.cpu.drop_app(self.now, app);
         self.seal_forget(app);
         self.asap_forget(app);

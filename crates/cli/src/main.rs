@@ -54,14 +54,18 @@ enum Cmd {
     },
     /// Re-run a seed paper's evaluation and print its tables, the paper's figure beside ours.
     ///
-    /// NAME is one of: ice, seal, smartlmk, selective, asap (`floe list experiments` says
-    /// what each re-runs); several separated by commas, or `all`, run one after another
-    /// and end with the count of each paper's findings that hold (--json: an array).
+    /// NAME is one of: ice, seal, smartlmk, selective, asap, calibration (`floe list
+    /// experiments` says what each re-runs); several separated by commas, or `all` (the
+    /// five papers' evaluations, not calibration), run one after another and end with
+    /// the count of each paper's findings that hold (--json: an array). `calibration`
+    /// re-runs every paper's controls against the paper's figures, within ±15 % or not,
+    /// and lists the values in data/ calibrated on each.
     #[command(after_help = "Examples:
   floe experiment seal --quick          SEAL's figures in under a minute
   floe experiment all --quick           every paper's evaluation, then how many of each one's findings hold
   floe experiment ice                   the full evaluation (about two minutes on two cores)
   floe experiment asap --json > asap.json
+  floe experiment calibration --quick   every paper's controls against its figures, and the values calibrated on them
   floe experiment seal --seeds 5        every figure the mean of five seeds, with its spread")]
     Experiment {
         /// Which paper's evaluation.
@@ -624,7 +628,7 @@ fn list(what: ListWhat, apps: Option<&str>) -> Result<()> {
         }
         ListWhat::Experiments => {
             for (name, about) in floe_lab::EXPERIMENTS {
-                outln!("{name:<10} {about}");
+                outln!("{name:<11} {about}");
             }
         }
     }
@@ -632,7 +636,7 @@ fn list(what: ListWhat, apps: Option<&str>) -> Result<()> {
 }
 
 fn experiment(name: &str, quick: bool, seeds: u32, json: bool) -> Result<()> {
-    let names: Vec<&str> = if name == "all" { floe_lab::EXPERIMENTS.iter().map(|e| e.0).collect() } else { name.split(',').collect() };
+    let names: Vec<&str> = if name == "all" { floe_lab::evaluations().collect() } else { name.split(',').collect() };
     // Every name is checked before anything runs.
     for (i, n) in names.iter().enumerate() {
         if !floe_lab::EXPERIMENTS.iter().any(|e| e.0 == *n) {

@@ -11,13 +11,13 @@ use floe_core::{Finding, LaunchKind, LaunchLog, Metrics, RunRecord};
 use floe_sim::{Catalog, Device, SimError, Workload};
 use std::collections::BTreeMap;
 
-const DEVICES: [&str; 2] = ["pixel4", "pixel3a"];
+pub(crate) const DEVICES: [&str; 2] = ["pixel4", "pixel3a"];
 const SEQUENCES: [&str; 3] = ["asap-seq1", "asap-seq2", "asap-seq3"];
 const QUICK_ROUNDS: u32 = 6;
 const POLICIES: [&str; 4] = ["demand-paging", "asap-anon", "asap-file", "asap"];
 
 /// Published figures quoted in ASAP's §6 text.
-mod paper {
+pub(crate) mod paper {
     /// §6.2: mean switch-time improvement over the baseline, percent, per device:
     /// (ASAP, Anon-only, File-only).
     pub const IMPROVEMENT_PCT: [(&str, [f64; 3]); 2] = [("pixel4", [22.2, 6.8, 18.3]), ("pixel3a", [28.3, 14.6, 14.4])];
@@ -146,7 +146,7 @@ fn utilisation_rows(runs: &[RunRecord], dev: &str) -> Vec<Comparison> {
 /// Fig. 2.1: demand paging's switches under the pressure balloon against the ideal ones
 /// (no balloon, all of the device's RAM left to apps), per device: mean switch times, the ratio of the means and its range
 /// over the apps, and what the ideal runs reclaimed (nothing, if they are ideal).
-fn pressure_table(runs: &[RunRecord]) -> Table {
+pub(crate) fn pressure_table(runs: &[RunRecord]) -> Table {
     let mut t = Table {
         title: "Fig. 2.1: demand paging's switch time under memory pressure against the ideal (every page in memory)".into(),
         unit: "ms; ratio; pages".into(),

@@ -14,19 +14,28 @@ use floe_core::{Finding, Metrics, Nanos, RunRecord};
 use floe_sim::SimError;
 
 const DEVICES: [(&str, usize); 2] = [("pixel3", 6), ("p20", 8)];
-const SCENARIOS: [(&str, &str); 4] = [("S-A", "ice-video-call"), ("S-B", "ice-short-video"), ("S-C", "ice-scrolling"), ("S-D", "ice-game")];
+pub(crate) const SCENARIOS: [(&str, &str); 4] =
+    [("S-A", "ice-video-call"), ("S-B", "ice-short-video"), ("S-C", "ice-scrolling"), ("S-D", "ice-game")];
 const POLICIES: [&str; 6] = ["lru-cfs", "ucsg", "acclaim", "power-freezer", "ice", "ice-plus"];
 /// §6.1.2's launch experiment: Table 3's 20 apps, 10 rounds of 30 s each.
 const LAUNCH_WORKLOAD: &str = "ice-launch";
 
 /// Published figures quoted in Ice's text and tables.
-mod paper {
+pub(crate) mod paper {
     /// §2.2.2 / Fig. 1(a): the video call's FPS with no app cached (BG-null), and its
     /// change with eight apps cached (BG-apps), percent.
     pub const FIG1_SA_NULL_FPS: f64 = 42.2;
     pub const FIG1_SA_APPS_FPS_PCT: f64 = -51.7;
     /// §2.2.3: FPS change with memtester in the background, mean of the scenarios.
     pub const FIG1_MEMTESTER_FPS_PCT: f64 = -27.8;
+    /// §2.2.3: memtester's case: "The size of occupied memory is 5.52GB in total,
+    /// similar to that of the BG-apps case", GiB of the P20's 6 GB, the system's included.
+    pub const MEMTESTER_TOTAL_GIB: f64 = 5.52;
+    /// §2.2.3: BG-cputester, "a self-developed tool that occupies CPU resources but does
+    /// not introduce big memory pressure", takes this percentage of the CPU, and the FPS
+    /// change it causes against BG-null, percent, on average over the scenarios.
+    pub const CPUTESTER_PCT: f64 = 20.0;
+    pub const FIG1_CPUTESTER_FPS_PCT: f64 = -6.3;
     /// Fig. 2(a): reclaimed and refaulted pages in total, BG-null, BG-memtester,
     /// BG-apps (the scenario is not stated; floe compares S-A's).
     pub const FIG2A: [(f64, f64); 3] = [(76.0, 3.0), (55_637.0, 1_351.0), (102_581.0, 38_924.0)];
@@ -135,22 +144,27 @@ fn ballooned(r: &RunRecord) -> bool {
     r.params.get("balloon_mib").is_some_and(|b| *b != floe_core::Param::Float(0.0))
 }
 
-/// §2.2's BG-memtester case: memtester holds memory "similar to that of the BG-apps
-/// case" (5.52 GB of the P20's 6 GB). floe pins the footprint of Fig. 1's eight apps,
-/// up to what the device leaves pinnable (memory for apps less twice the high
-/// watermark, as `floe sim --balloon-mib` allows).
+/// §2.2.3's BG-memtester case on the P20, MiB: memtester brought the memory occupied
+/// in total to 5.52 GB ("similar to that of the BG-apps case"), the system's own use
+/// included. floe pins that total less the system's share (`ram_mib - app_mem_mib`),
+/// in whole MiB, up to the largest balloon the device takes (`Device::balloon_fits`:
+/// below memory for apps less twice the high watermark, as `floe sim --balloon-mib`
+/// allows).
 pub fn memtester_mib() -> Result<f64, SimError> {
-    let cat = floe_sim::Catalog::embedded()?;
-    let wl = floe_sim::Workload::load("ice-video-call", &cat)?;
-    let dev = floe_sim::Device::load(MOTIVATION_DEVICE)?;
-    let set = wl.background.map(|b| b.fixed).unwrap_or_default();
-    let footprint: f64 = set.iter().filter_map(|n| cat.get(n)).map(|a| a.anon_mib + a.file_mib).sum();
-    let room = dev.memory.app_mem_mib - 2.0 * dev.memory.watermark_high_mib - 1.0;
-    Ok(footprint.min(room).max(0.0).floor())
+    Ok(memtester_on(&floe_sim::Device::load(MOTIVATION_DEVICE)?))
+}
+
+/// [`memtester_mib`] on `dev`.
+fn memtester_on(dev: &floe_sim::Device) -> f64 {
+    let system_mib = dev.memory.ram_mib - dev.memory.app_mem_mib;
+    let want_mib = (paper::MEMTESTER_TOTAL_GIB * 1024.0 - system_mib).floor();
+    // A balloon must be smaller than the room: the largest whole MiB below it.
+    let largest_mib = dev.balloon_room_mib().ceil() - 1.0;
+    want_mib.min(largest_mib).max(0.0)
 }
 
 /// The device of Ice's §2.2 motivation (Fig. 1, Fig. 2).
-const MOTIVATION_DEVICE: &str = "p20";
+pub(crate) const MOTIVATION_DEVICE: &str = "p20";
 /// Fig. 2(b)'s time slices, seconds (§2.2.3: "Each time slice contains 30 seconds of
 /// frame rendering information").
 const FIG2B_SLICE_S: usize = 30;
@@ -234,7 +248,7 @@ pub fn run(quick: bool, seeds: u32, progress: crate::Progress) -> Result<Report,
     let mut specs = specs(quick);
     specs.extend(motivation_specs(quick, memtester_mib()?));
     // Table 1 and Fig. 4 come from runs of their own, made once.
-    let (fig4, t1) = (fig4_table(&per_process_reclaim()?), table1(&background_cpu()?));
+    let (fig4, t1) = (fig4_table(&per_process_reclaim()?), table1(&background_cpu(&TABLE1_BG)?));
     let report = |runs| {
         let mut rep = report(runs, quick);
         rep.tables.insert(2, fig4.clone());
@@ -254,34 +268,39 @@ const TABLE1_IDLE_S: u64 = 10;
 /// CPU utilisation over Table 1's 10 s, mean and highest second, as fractions of the
 /// device's cores.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct Utilisation {
-    mean: f64,
-    peak: f64,
+pub(crate) struct Utilisation {
+    pub(crate) mean: f64,
+    pub(crate) peak: f64,
 }
 
-/// §2.2.3 / Table 1 on the P20 under LRU+CFS: N apps drawn from Table 3's 20 (seeded by
-/// the round) are each launched and used for 30 s, then left on the home screen; the
-/// CPU the simulated phone spends in the 10 s after the last one leaves the
-/// foreground, with N apps cached and none in the foreground. floe simulates no system
-/// services, so its utilisation is what the apps (and reclaim) add.
-fn background_cpu() -> Result<Vec<(usize, Utilisation)>, SimError> {
+/// §2.2.3 / Table 1 on the P20 under LRU+CFS, for each N of `ns`: N apps drawn from
+/// Table 3's 20 (seeded by the round) are each launched and used for 30 s, then left on
+/// the home screen; the CPU the simulated phone spends in the 10 s after the last one
+/// leaves the foreground, with N apps cached and none in the foreground. For N = 0 one
+/// app is launched, used and killed as it leaves the foreground ([`KillOnLeaving`]), so
+/// that nothing is cached. floe simulates no system services, so its utilisation is
+/// what the apps (and reclaim) add.
+pub(crate) fn background_cpu(ns: &[usize]) -> Result<Vec<(usize, Utilisation)>, SimError> {
     use rand::seq::SliceRandom;
     use rand::SeedableRng;
     use rayon::prelude::*;
     let catalog = floe_sim::Catalog::embedded()?;
     let launch = floe_sim::Workload::load(LAUNCH_WORKLOAD, &catalog)?;
     let device = floe_sim::Device::load(MOTIVATION_DEVICE)?;
-    let cases: Vec<(usize, u64)> = TABLE1_BG.iter().flat_map(|&n| (1..=TABLE1_ROUNDS).map(move |r| (n, r))).collect();
+    let cases: Vec<(usize, u64)> = ns.iter().flat_map(|&n| (1..=TABLE1_ROUNDS).map(move |r| (n, r))).collect();
     cases
         .par_iter()
         .map(|&(n, round)| {
             let mut wl = launch.clone();
             let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(round);
             wl.sequence.shuffle(&mut rng);
-            wl.sequence.truncate(n);
+            wl.sequence.truncate(n.max(1));
             wl.rounds = 1;
             wl.idle_s = TABLE1_IDLE_S as f64;
-            let policy = floe_policies::make_spec("lru-cfs").map_err(SimError::Policy)?;
+            let mut policy = floe_policies::make_spec("lru-cfs").map_err(SimError::Policy)?;
+            if n == 0 {
+                policy = Box::new(KillOnLeaving { inner: policy });
+            }
             let mut sim = floe_sim::Sim::try_new(&device, &wl, &catalog, policy, &floe_sim::RunOptions::default())?;
             let last = wl.sequence.last().cloned().unwrap_or_default();
             let mut t = run_until_left_foreground(&mut sim, &last)?;
@@ -304,6 +323,28 @@ fn background_cpu() -> Result<Vec<(usize, Utilisation)>, SimError> {
             Ok((n, Utilisation { mean, peak: seconds.iter().copied().fold(0.0, f64::max) }))
         })
         .collect()
+}
+
+/// `lru-cfs` that also kills each app as it leaves the foreground for the home screen:
+/// Table 1's no-app row, nothing cached and nothing in the foreground.
+struct KillOnLeaving {
+    inner: Box<dyn floe_core::Policy>,
+}
+
+impl floe_core::Policy for KillOnLeaving {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn setup(&self) -> floe_core::Setup {
+        let s = self.inner.setup();
+        floe_core::Setup { events: floe_core::EventMask { launches: true, ..s.events }, ..s }
+    }
+    fn on_event(&mut self, ev: &floe_core::Event, view: &dyn floe_core::SystemView, out: &mut Vec<floe_core::Action>) {
+        if let floe_core::Event::AppSwitch { from: Some(app), to: None } = *ev {
+            out.push(floe_core::Action::Kill(vec![app]));
+        }
+        self.inner.on_event(ev, view, out);
+    }
 }
 
 /// Table 1: CPU utilisation with N apps cached and none in the foreground, mean over the
@@ -575,7 +616,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
         notes.insert(
             0,
             format!(
-                "Fig. 1 / Fig. 2(a): BG-apps caches Fig. 1's eight apps ({set}); BG-memtester pins {b:.0} MiB, the eight apps' footprint up to what the P20 leaves pinnable (the paper's memtester held 5.52 GB, 'similar to that of the BG-apps case'); BG-null is the 0B+F run. Fig. 2(a) does not say which scenario it counts; floe shows S-A."
+                "Fig. 1 / Fig. 2(a): BG-apps caches Fig. 1's eight apps ({set}); BG-memtester pins {b:.0} MiB: the paper's memtester brought the memory occupied in total to 5.52 GB ('similar to that of the BG-apps case'), floe pins that less the P20's system share (RAM less memory for apps), up to the largest balloon the P20 takes; BG-null is the 0B+F run. Fig. 2(a) does not say which scenario it counts; floe shows S-A."
             ),
         );
     }
@@ -682,7 +723,7 @@ fn findings(t: &[Table]) -> Vec<Finding> {
 
 /// Fig. 1 and Fig. 2(a): what eight cached apps, or memtester holding as much memory,
 /// do to the foreground's frame rate and to reclaim and refaults, against BG-null.
-fn motivation_table(runs: &[RunRecord]) -> Table {
+pub(crate) fn motivation_table(runs: &[RunRecord]) -> Table {
     use floe_core::Param;
     let mut t = Table {
         title: "Fig. 1 / Fig. 2(a) (P20, LRU+CFS): BG-null, BG-memtester, BG-apps (Fig. 1's eight apps)".into(),
@@ -1285,10 +1326,26 @@ mod tests {
         assert_eq!(t.row("ice-plus refaults as % of ice's").paper, Some(87.34));
     }
 
+    /// Memtester's balloon brings the memory occupied in total to 5.52 GiB, the system's
+    /// share included, in whole MiB; where the device cannot take that much, the largest
+    /// whole MiB it takes.
     #[test]
-    fn memtester_pins_the_fixed_sets_footprint_up_to_what_the_p20_allows() {
-        let b = memtester_mib().unwrap();
+    fn memtester_fills_the_p20_to_5_52_gib_with_the_system_up_to_the_largest_balloon() {
         let dev = floe_sim::Device::load(MOTIVATION_DEVICE).unwrap();
-        assert!(b > 0.0 && b < dev.memory.app_mem_mib - 2.0 * dev.memory.watermark_high_mib, "{b}");
+        let system_mib = dev.memory.ram_mib - dev.memory.app_mem_mib;
+        let want_mib = 5.52 * 1024.0 - system_mib;
+        let b = memtester_mib().unwrap();
+        assert!(b > 0.0 && b == b.floor() && dev.balloon_fits(b), "{b}");
+        assert!(b == want_mib.floor() || (b < want_mib && !dev.balloon_fits(b + 1.0)), "{b}");
+        // With room to spare, exactly the 5.52 GiB total, floored to whole MiB.
+        let mut roomy = dev.clone();
+        roomy.memory.watermark_high_mib = 10.0;
+        assert!(roomy.balloon_fits(want_mib));
+        assert_eq!(memtester_on(&roomy), want_mib.floor());
+        // With room for 1000.5 MiB only, 1000 (a balloon must be smaller than the room).
+        let mut tight = dev.clone();
+        tight.memory.watermark_high_mib = (tight.memory.app_mem_mib - 1000.5) / 2.0;
+        assert_eq!(memtester_on(&tight), 1000.0);
+        assert!(tight.balloon_fits(1000.0) && !tight.balloon_fits(1001.0));
     }
 }

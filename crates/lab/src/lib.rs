@@ -2,6 +2,7 @@
 //! evaluation re-run in the simulator, with the paper's published figure beside ours.
 
 pub mod asap;
+pub mod calibration;
 pub mod ice;
 pub mod report;
 pub mod seal;
@@ -89,7 +90,16 @@ pub struct RunSpec {
     /// The low-memory killer instead of the device's (a what-if: how a result depends
     /// on the killer). Recorded in the run's params as `lmkd_override`.
     pub lmkd: Option<floe_core::LmkdMode>,
+    /// A background CPU hog taking this percentage of all cores' capacity (Ice's
+    /// BG-cputester), passed to `RunOptions::cputester_pct`. Recorded in the run's params.
+    /// Refused while [`CPUTESTER`] is false.
+    pub cputester_pct: Option<f64>,
 }
+
+/// Whether the simulator runs a background CPU hog (`RunSpec::cputester_pct`): while it
+/// takes none, a spec asking for one is refused rather than run without it, and
+/// `floe experiment calibration` shows Ice's BG-cputester control as not run.
+pub const CPUTESTER: bool = false;
 
 impl RunSpec {
     /// A run of `policy` on `device` and `workload` as the workload sets it, seed 1;
@@ -111,6 +121,7 @@ impl RunSpec {
             slice_s: None,
             app_mem_mib: None,
             lmkd: None,
+            cputester_pct: None,
         }
     }
 }
@@ -149,6 +160,9 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
             if let Some(k) = lmkd_override {
                 dev.memory.lmkd = k;
             }
+            if s.cputester_pct.is_some() && !CPUTESTER {
+                return Err(SimError::Run("this simulator runs no background CPU hog (RunSpec::cputester_pct)".into()));
+            }
             let opts = RunOptions {
                 seed: s.seed,
                 bg_apps: s.bg_apps,
@@ -156,6 +170,9 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
                 draw_bg: s.draw_bg,
                 shuffle_rounds: s.shuffle_rounds,
                 bg_window_s: s.bg_window_s,
+                // The hog's share goes to the simulator here once `RunOptions` has the field
+                // (with `CPUTESTER` set true):
+                // cputester_pct: s.cputester_pct,
             };
             let mut rec = match s.slice_s {
                 None => floe_sim::run(&dev, &wl, &catalog, &s.policy, &opts)?,
@@ -186,6 +203,9 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
             }
             if lmkd_override.is_some() {
                 rec.params.insert("lmkd_override".into(), Param::Bool(true));
+            }
+            if let Some(pct) = s.cputester_pct {
+                rec.params.insert("cputester_pct".into(), Param::Float(pct));
             }
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, specs.len());
             Ok(rec)
@@ -224,7 +244,14 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("smartlmk", "SmartLMK §6.2-6.5: the launch tracker's parameters (Fig. 6); 256-launch benchmark over balloons 0-128 MB: total launch time, resumes, per-app launch time and resumes, kills"),
     ("selective", "Selective swap/kill §III and §V: scenarios A1-C on the Nexus 5; mean and stddev of launch time, by target type, flash traffic; every scheme against the original Android (Figs. 2, 5-8)"),
     ("asap", "ASAP §6: switch time per app over three sequences on the Pixel 4 and 3a; anon-only, file-only, both; precision and recall"),
+    (calibration::NAME, "every paper's controls (a baseline alone: Ice's BG-null, BG-memtester, BG-cputester and Table 1, SEAL's No-SWAP, SmartLMK's stock LMK, ASAP's demand paging, Selective's original Android) against the paper's figures, within ±15 % or not, and the calibrated parameters in data/ each one fixes; not part of `all`"),
 ];
+
+/// The experiments `floe experiment all` runs: the five papers' evaluations, every
+/// experiment but `calibration` (which re-runs their controls only).
+pub fn evaluations() -> impl Iterator<Item = &'static str> {
+    EXPERIMENTS.iter().map(|e| e.0).filter(|&n| n != calibration::NAME)
+}
 
 /// Errors of an experiment.
 #[derive(Debug)]
@@ -263,6 +290,7 @@ pub fn run_experiment(name: &str, quick: bool, seeds: u32, progress: Progress) -
         "selective" => Ok(selective::run(quick, seeds, progress)?),
         "seal" => Ok(seal::run(quick, seeds, progress)?),
         "asap" => Ok(asap::run(quick, seeds, progress)?),
+        calibration::NAME => Ok(calibration::run(quick, seeds, progress)?),
         other => Err(LabError::Unknown(other.to_string())),
     }
 }
@@ -341,6 +369,22 @@ mod tests {
         assert_eq!(heard.into_inner().unwrap()[0], (0, 6), "one batch of all six runs");
         assert_eq!((rep.seeds, rep.runs.len()), (3, 6));
         assert!(rep.tables[0].rows[0].ours > 0.0 && !rep.sd[0][0].is_nan());
+    }
+
+    /// `floe experiment all` runs the five papers' evaluations, not the calibration,
+    /// which `EXPERIMENTS` lists beside them.
+    #[test]
+    fn all_is_the_five_evaluations_without_the_calibration() {
+        assert_eq!(evaluations().collect::<Vec<_>>(), ["ice", "seal", "smartlmk", "selective", "asap"]);
+        assert!(EXPERIMENTS.iter().any(|e| e.0 == calibration::NAME));
+    }
+
+    /// A spec asking for a background CPU hog is refused while the simulator runs none.
+    #[test]
+    fn a_cpu_hog_is_refused_while_the_simulator_runs_none() {
+        let spec = RunSpec { use_s: Some(1.0), cputester_pct: Some(20.0), ..RunSpec::new("nexus5", "selective-c", "android-lmk") };
+        let got = run_all(&[spec], &no_progress);
+        assert_eq!(got.is_err(), !CPUTESTER, "{got:?}");
     }
 
     /// A spec's launch cap keeps the head of the workload's sequence: the run launches

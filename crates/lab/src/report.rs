@@ -319,7 +319,8 @@ pub fn paired_cut_stderr(
     stddev(&cuts) / (cuts.len() as f64).sqrt()
 }
 
-fn fmt(x: f64) -> String {
+/// A figure as the reports print it: whole above 1000, two decimals below, n/a for NaN.
+pub(crate) fn fmt(x: f64) -> String {
     if x.is_nan() {
         // Nothing to show: no runs selected, or too few for the statistic.
         "n/a".to_string()

@@ -22,7 +22,7 @@ const POLICIES: [&str; 5] = ["android-lmk", "zswap", "llr", "llr-hpl", "seal"];
 const SWAP_FILE: &str = "swap-all";
 
 /// Published figures quoted in SEAL's §VI text.
-mod paper {
+pub(crate) mod paper {
     /// Fig. 10: warm launch latency, ms (No-SWAP, ZSWAP).
     pub const WARM_MS: [(&str, f64); 2] = [("android-lmk", 526.0), ("zswap", 1443.0)];
     /// Fig. 10: LLR's warm launch is ~17 % above No-SWAP's; HPL adds ~10 % to LLR's.

@@ -11,7 +11,7 @@ use floe_core::{Finding, Metrics, RunRecord};
 use floe_sim::SimError;
 use std::collections::BTreeSet;
 
-const SCENARIOS: [&str; 5] = ["selective-a1", "selective-a2", "selective-b1", "selective-b2", "selective-c"];
+pub(crate) const SCENARIOS: [&str; 5] = ["selective-a1", "selective-a2", "selective-b1", "selective-b2", "selective-c"];
 const POLICIES: [&str; 4] = ["android-lmk", "swap-all", "selective-kill-first", "selective-swap-first"];
 
 /// Published figures quoted in §V's text (Figs. 7, 8, 10): in the heavy scenarios B1

@@ -18,7 +18,7 @@ const POLICIES: [&str; 2] = ["android-lmk", "smartlmk"];
 
 /// Published figures quoted in SmartLMK's §6.3 text (Fig. 10): total launch time in
 /// seconds at balloon 0 and 128 MB, and the improvement in percent.
-mod paper {
+pub(crate) mod paper {
     pub const TOTAL_S: [(&str, f64, f64); 2] = [("android-lmk", 1619.6, 1872.2), ("smartlmk", 1404.5, 1739.5)];
     pub const IMPROVEMENT_PCT: (f64, f64) = (13.2, 7.1);
     /// §6.5 on Fig. 15 (balloon 0): "SmartLMK picks 1.67 processes per memory

@@ -209,7 +209,8 @@ proptest! {
     }
 }
 
-/// Every numeric line of the embedded data carries its source.
+/// Every numeric line of the embedded data carries its source (or the control it is
+/// calibrated on).
 #[test]
 fn every_number_in_data_has_a_source() {
     let files = floe_sim::config::embedded_files();
@@ -224,7 +225,7 @@ fn every_number_in_data_has_a_source() {
             let v = value.trim();
             let numeric = v.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.')
                 || (v.starts_with('[') && v.contains(|c: char| c.is_ascii_digit()) && !v.contains('"'));
-            let sourced = ["# src:", "# derived:", "# assumption:"].iter().any(|m| line.contains(m));
+            let sourced = ["# src:", "# derived:", "# assumption:", "# calibrated:"].iter().any(|m| line.contains(m));
             if numeric && !sourced {
                 missing.push(format!("data/{path}:{}: {}", i + 1, line.trim()));
             }
@@ -808,7 +809,7 @@ fn runs_that_do_not_fit_their_device_and_workload_are_refused() {
     assert!(e.to_string().contains("SEAL's sl1 of 999999 MiB is more than 12288 MiB"), "{e}");
     // The options' balloon and the workload's obey the rule the CLI gives --balloon-mib.
     let e = refused(&p20, &ice, "lru-cfs", RunOptions { balloon_mib: Some(5000.0), ..Default::default() });
-    assert!(e.to_string().contains("a balloon must be at least 0 and below 1024 MiB"), "{e}");
+    assert!(e.to_string().contains("a balloon must be at least 0 and below 2462 MiB"), "{e}");
     let big = Workload::parse("wb.toml", &ice_src().replace("balloon_mib = 0.0", "balloon_mib = 999999"), &cat).unwrap();
     let e = refused(&p20, &big, "lru-cfs", RunOptions::default());
     let line = ice_src().lines().position(|l| l.starts_with("balloon_mib")).unwrap() + 1;

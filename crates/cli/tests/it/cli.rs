@@ -276,6 +276,24 @@ fn experiments_run_together_and_count_their_findings() {
     }
 }
 
+/// `floe experiment calibration --quick` re-runs every paper's controls: it succeeds and
+/// shows a table for each paper, a verdict for each control the paper gives a figure
+/// for, and "(no figure)" for the others; it is listed among the experiments.
+#[test]
+fn calibration_reruns_every_papers_controls() {
+    let out = floe(&["experiment", "calibration", "--quick"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(t.starts_with("experiment calibration — "), "{t}");
+    for paper in ["Ice", "SEAL", "SmartLMK", "ASAP", "Selective"] {
+        assert!(t.lines().any(|l| l.starts_with(&format!("{paper} ("))), "no table for {paper}: {t}");
+    }
+    assert!(t.lines().any(|l| l.contains("Ice BG-null: S-A fps (Fig. 1(a)) within ±15 % of the paper's 42.20 — floe: ")), "{t}");
+    assert!(t.contains("Selective original Android: A1 mean launch ms (Figs. 5-9) (no figure)"), "{t}");
+    let list = String::from_utf8_lossy(&floe(&["list", "experiments"]).stdout).to_string();
+    assert!(list.lines().any(|l| l.starts_with("calibration ") && l.contains("not part of `all`")), "{list}");
+}
+
 #[test]
 fn experiment_ice_quick_json_has_the_contract_shape() {
     let v = quick_experiment("ice");

@@ -195,6 +195,10 @@ struct SimArgs {
     /// upper bound; a window of 30 s keeps only what Fig. 4 observed.
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     bg_window_s: Option<f64>,
+    /// Run Ice's cputester beside the workload: a process outside the apps that keeps
+    /// this percentage of all cores busy (Ice's BG-cputester took 20).
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    cputester_pct: Option<f64>,
     /// The device's low-memory killer, overriding its file: `minfree` (the minfree
     /// table, checked while memory is reclaimed: the in-kernel driver), `psi` (Android
     /// 10 lmkd's default: kills on memory-stall events by free memory seen at low
@@ -409,6 +413,9 @@ fn sim(a: SimArgs) -> Result<()> {
     if let Some(w) = a.bg_window_s.filter(|&w| !floe_sim::bg_window_fits(w)) {
         bail!("--bg-window-s {}: must be a number of seconds from 0 to {} (a week)", num(w), floe_sim::MAX_RUN_S);
     }
+    if let Some(p) = a.cputester_pct.filter(|p| !(p.is_finite() && *p > 0.0 && *p < 100.0)) {
+        bail!("--cputester-pct {}: must be above 0 and below 100 (percent of all cores)", num(p));
+    }
     let opts = RunOptions {
         seed: a.seed,
         bg_apps: a.bg_apps,
@@ -416,6 +423,7 @@ fn sim(a: SimArgs) -> Result<()> {
         draw_bg: a.draw_bg,
         shuffle_rounds: a.shuffle_rounds,
         bg_window_s: a.bg_window_s,
+        cputester_pct: a.cputester_pct,
     };
     if a.seed.checked_add(u64::from(a.seeds) - 1).is_none() {
         bail!("--seed {} --seeds {}: the last seed would pass {}", a.seed, a.seeds, u64::MAX);

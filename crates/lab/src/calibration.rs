@@ -140,9 +140,7 @@ fn plan(quick: bool) -> Result<[Vec<RunSpec>; 5], SimError> {
             // BG-null is Ice's 0B+F evaluation run (drawn: no fixed set cached).
             ice_specs.push(RunSpec { draw_bg: true, ..base.clone() });
             ice_specs.push(RunSpec { balloon_mib: Some(memtester_mib), ..base.clone() });
-            if crate::CPUTESTER {
-                ice_specs.push(RunSpec { draw_bg: true, cputester_pct: Some(ice::paper::CPUTESTER_PCT), ..base });
-            }
+            ice_specs.push(RunSpec { draw_bg: true, cputester_pct: Some(ice::paper::CPUTESTER_PCT), ..base });
         }
     }
     let seal_specs: Vec<RunSpec> = seal::specs(quick)
@@ -195,7 +193,6 @@ fn ice_table(runs: &[RunRecord], table1: &[(usize, ice::Utilisation)]) -> Table 
         let each: Vec<f64> = ice::SCENARIOS.iter().map(|(_, wl)| -pct_cut(fps(wl, &null), fps(wl, keep))).collect();
         crate::report::mean(each)
     };
-    let not_run = if crate::CPUTESTER { "" } else { " (not run)" };
     let table1_pct = |n: usize| crate::report::mean(table1.iter().filter(|(m, _)| *m == n).map(|(_, u)| 100.0 * u.mean));
     let (fig2a_null, fig2a_memtester) = (paper::FIG2A[0], paper::FIG2A[1]);
     let rows = vec![
@@ -212,7 +209,7 @@ fn ice_table(runs: &[RunRecord], table1: &[(usize, ice::Utilisation)]) -> Table 
         ),
         row(
             ICE_BG_CPUTESTER,
-            &format!("fps change vs BG-null, mean of 4 scenarios, % (§2.2.3){not_run}"),
+            "fps change vs BG-null, mean of 4 scenarios, % (§2.2.3)",
             Some(paper::FIG1_CPUTESTER_FPS_PCT),
             change(&cputester),
         ),
@@ -311,9 +308,6 @@ fn report(runs: Vec<RunRecord>, lens: [usize; 5], table1: &[(usize, ice::Utilisa
             "Each finding: floe's figure within ±{TOLERANCE_PCT:.0} % of the paper's (relative difference, floe minus paper over the paper's magnitude). A value calibrated on a control is listed beside it; controls are calibration targets, comparisons never are (DESIGN.md, 'Rules for numbers')."
         ),
     ];
-    if !crate::CPUTESTER {
-        notes.push("Ice BG-cputester is not run: the simulator runs no background CPU hog (`floe_lab::CPUTESTER`).".into());
-    }
     if calibrated.is_empty() {
         notes.push(format!("Values in data/ calibrated on a control (`{MARKER}` markers): none."));
     } else {
@@ -454,7 +448,7 @@ bg_cpu_ms = 15.0  # calibrated: Ice Tabel 1, a typo
     #[test]
     fn the_plan_runs_the_baselines_only() {
         let [ice_specs, seal_specs, smartlmk_specs, asap_specs, selective_specs] = plan(true).unwrap();
-        let cases = if crate::CPUTESTER { 3 } else { 2 };
+        let cases = 3;
         assert_eq!(ice_specs.len(), ice::SCENARIOS.len() * cases);
         assert!(ice_specs.iter().all(|s| s.policy == "lru-cfs" && s.bg_apps == Some(0) && s.use_s == Some(ICE_QUICK_USE_S)));
         assert_eq!(seal_specs.len(), 1);

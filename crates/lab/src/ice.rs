@@ -278,8 +278,8 @@ pub(crate) struct Utilisation {
 /// the home screen; the CPU the simulated phone spends in the 10 s after the last one
 /// leaves the foreground, with N apps cached and none in the foreground. For N = 0 one
 /// app is launched, used and killed as it leaves the foreground ([`KillOnLeaving`]), so
-/// that nothing is cached. floe simulates no system services, so its utilisation is
-/// what the apps (and reclaim) add.
+/// that nothing is cached. Utilisation is the cores' busy time, the system's own threads
+/// (the device's `cpu.system_load_pct`) included.
 pub(crate) fn background_cpu(ns: &[usize]) -> Result<Vec<(usize, Utilisation)>, SimError> {
     use rand::seq::SliceRandom;
     use rand::SeedableRng;
@@ -304,10 +304,8 @@ pub(crate) fn background_cpu(ns: &[usize]) -> Result<Vec<(usize, Utilisation)>, 
             let mut sim = floe_sim::Sim::try_new(&device, &wl, &catalog, policy, &floe_sim::RunOptions::default())?;
             let last = wl.sequence.last().cloned().unwrap_or_default();
             let mut t = run_until_left_foreground(&mut sim, &last)?;
-            let busy = |sim: &floe_sim::Sim| {
-                let s = sim.snapshot();
-                s.cpu_app_ns + s.cpu_kswapd_ns
-            };
+            // Busy time of the cores, whoever ran, as a trace counts utilisation.
+            let busy = |sim: &floe_sim::Sim| sim.snapshot().cpu_busy_ns;
             let second = Nanos::from_secs_f64(1.0);
             let cores = f64::from(device.cpu.cores);
             let mut seconds = Vec::new();

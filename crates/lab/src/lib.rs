@@ -92,14 +92,8 @@ pub struct RunSpec {
     pub lmkd: Option<floe_core::LmkdMode>,
     /// A background CPU hog taking this percentage of all cores' capacity (Ice's
     /// BG-cputester), passed to `RunOptions::cputester_pct`. Recorded in the run's params.
-    /// Refused while [`CPUTESTER`] is false.
     pub cputester_pct: Option<f64>,
 }
-
-/// Whether the simulator runs a background CPU hog (`RunSpec::cputester_pct`): while it
-/// takes none, a spec asking for one is refused rather than run without it, and
-/// `floe experiment calibration` shows Ice's BG-cputester control as not run.
-pub const CPUTESTER: bool = false;
 
 impl RunSpec {
     /// A run of `policy` on `device` and `workload` as the workload sets it, seed 1;
@@ -160,9 +154,6 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
             if let Some(k) = lmkd_override {
                 dev.memory.lmkd = k;
             }
-            if s.cputester_pct.is_some() && !CPUTESTER {
-                return Err(SimError::Run("this simulator runs no background CPU hog (RunSpec::cputester_pct)".into()));
-            }
             let opts = RunOptions {
                 seed: s.seed,
                 bg_apps: s.bg_apps,
@@ -170,9 +161,7 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
                 draw_bg: s.draw_bg,
                 shuffle_rounds: s.shuffle_rounds,
                 bg_window_s: s.bg_window_s,
-                // The hog's share goes to the simulator here once `RunOptions` has the field
-                // (with `CPUTESTER` set true):
-                // cputester_pct: s.cputester_pct,
+                cputester_pct: s.cputester_pct,
             };
             let mut rec = match s.slice_s {
                 None => floe_sim::run(&dev, &wl, &catalog, &s.policy, &opts)?,
@@ -379,12 +368,13 @@ mod tests {
         assert!(EXPERIMENTS.iter().any(|e| e.0 == calibration::NAME));
     }
 
-    /// A spec asking for a background CPU hog is refused while the simulator runs none.
+    /// A spec's CPU hog reaches the simulator: the run records it and spends CPU on it.
     #[test]
-    fn a_cpu_hog_is_refused_while_the_simulator_runs_none() {
-        let spec = RunSpec { use_s: Some(1.0), cputester_pct: Some(20.0), ..RunSpec::new("nexus5", "selective-c", "android-lmk") };
-        let got = run_all(&[spec], &no_progress);
-        assert_eq!(got.is_err(), !CPUTESTER, "{got:?}");
+    fn a_cpu_hog_reaches_the_run() {
+        let base = RunSpec { use_s: Some(5.0), launches: Some(1), ..RunSpec::new("nexus5", "selective-c", "android-lmk") };
+        let runs = run_all(&[base.clone(), RunSpec { cputester_pct: Some(20.0), ..base }], &no_progress).unwrap();
+        assert!(!runs[0].params.contains_key("cputester_pct"));
+        assert_eq!(runs[1].params.get("cputester_pct"), Some(&floe_core::Param::Float(20.0)));
     }
 
     /// A spec's launch cap keeps the head of the workload's sequence: the run launches

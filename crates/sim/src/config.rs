@@ -226,8 +226,21 @@ pub struct CpuSpec {
     #[serde(default)]
     pub bg_shares: Option<u32>,
     /// Cores of Android's `background` cpuset (Android >= 7 with cpusets); absent: all.
+    /// On a big.LITTLE device they are little cores.
     #[serde(default)]
     pub bg_cores: Option<u32>,
+    /// big.LITTLE: how many of the cores are big ones; absent: all cores are equal.
+    #[serde(default)]
+    pub big_cores: Option<u32>,
+    /// big.LITTLE: a little core's capacity against a big one's (per-MHz performance
+    /// times top frequency, as the kernel's capacity-dmips-mhz scales it).
+    #[serde(default)]
+    pub little_capacity: Option<f64>,
+    /// The CPU the system's own threads (kernel and framework) take with no app
+    /// running, percent of all cores' time (absent: none). It runs as one thread per
+    /// core waking in bursts.
+    #[serde(default)]
+    pub system_load_pct: Option<f64>,
 }
 
 /// A device profile (data/devices/NAME.toml).
@@ -411,6 +424,19 @@ impl Device {
         if let Some(c) = self.cpu.bg_cores.filter(|&c| c == 0 || c > self.cpu.cores) {
             return err("cpu.bg_cores", format!("must be 1..=cores ({}), got {c}", self.cpu.cores));
         }
+        if let Some(c) = self.cpu.big_cores.filter(|&c| c == 0 || c > self.cpu.cores) {
+            return err("cpu.big_cores", format!("must be 1..=cores ({}), got {c}", self.cpu.cores));
+        }
+        if let Some(v) = self.cpu.little_capacity.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= 1.0)) {
+            return err("cpu.little_capacity", format!("must be above 0 and at most 1 (a big core's), got {}", num(v)));
+        }
+        if self.cpu.big_cores.is_some() != self.cpu.little_capacity.is_some() {
+            let k = if self.cpu.big_cores.is_some() { "cpu.big_cores" } else { "cpu.little_capacity" };
+            return err(k, "big_cores and little_capacity go together: give both or neither".into());
+        }
+        if let Some(v) = self.cpu.system_load_pct.filter(|v| !(v.is_finite() && (0.0..100.0).contains(v))) {
+            return err("cpu.system_load_pct", format!("must be 0..100 percent of all cores, got {}", num(v)));
+        }
         Ok(())
     }
 }
@@ -588,12 +614,14 @@ fn yes() -> bool {
 }
 
 /// A scenario's foreground activity (a workload's `[foreground]` table): the frame work
-/// and the memory churn of the measured apps while they render. Each frame allocates
-/// its share of `heap_alloc_mib_s` of fresh heap pages; once `heap_free_mib` has been
+/// and the memory churn of the measured apps while they render. Rates are per second
+/// at 60 frames a second: each rendered frame allocates a sixtieth of
+/// `heap_alloc_mib_s` of fresh heap pages (an app that renders fewer frames does less
+/// work and allocates less); once `heap_free_mib` has been
 /// allocated since the last collection, the garbage collector returns those pages to
 /// the kernel (ART's concurrent copying collector releases the regions it evacuated).
-/// An I/O thread reads `read_mib_s` of content through the page cache, walking a
-/// content file of `content_mib` in order.
+/// An I/O thread reads a sixtieth of `read_mib_s` of content a frame through the page
+/// cache, walking a content file of `content_mib` in order.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Foreground {
@@ -988,8 +1016,8 @@ mod tests {
         let e = workload(&src).unwrap_err();
         assert_eq!((e.line, e.field.as_deref()), (None, Some("use_s")), "{e}");
         assert_eq!(e.to_string(), "w.toml: field `use_s`: missing field `use_s`");
-        let src = edited("devices/p20.toml", "[cpu]\ncores = 8", "");
-        let e = Device::parse("nocpu.toml", &src).unwrap_err();
+        let full = embedded("devices/p20.toml").unwrap();
+        let e = Device::parse("nocpu.toml", &full[..full.find("[cpu]").unwrap()]).unwrap_err();
         assert_eq!((e.line, e.field.as_deref()), (None, Some("cpu")), "{e}");
         let src = edited("workloads/ice-video-call.toml", "\ncount = 8", "\n#");
         let e = workload(&src).unwrap_err();
@@ -1109,7 +1137,7 @@ mod tests {
         for (from, to, key, says) in [
             ("read_mib_s = 0.82", "read_mib_s = 1e9", "foreground.read_mib_s", "1 GiB a second"),
             ("heap_free_mib = 32.0", "heap_free_mib = 0.5", "foreground.heap_free_mib", "at least 1 MiB"),
-            ("frame_cpu_ms = 16.3", "frame_cpu_ms = -1.0", "foreground.frame_cpu_ms", "a second"),
+            ("frame_cpu_ms = 16.15", "frame_cpu_ms = -1.0", "foreground.frame_cpu_ms", "a second"),
             ("buffers_mib = 240.0", "buffers_mib = 1e9", "foreground.buffers_mib", "16 GiB"),
         ] {
             let src = edited("workloads/ice-video-call.toml", from, to);

@@ -2,6 +2,14 @@
 //! runnable job gets a share of the cores proportional to its weight, no job more than
 //! one core. Jobs carry a continuation the engine resumes when they finish.
 //!
+//! On a big.LITTLE device ([`Cpu::with_capacities`]) the cores differ: while every
+//! runnable job has a core of its own, a job keeps the core it started on (the
+//! scheduler picks the fastest idle core it may use when a job wakes), and the
+//! foreground app's jobs move to a faster core as soon as one is idle (EAS's
+//! misfit-task migration of the top-app's threads); each job runs at its core's
+//! capacity. Only when more jobs are runnable than cores do they share the cores'
+//! total capacity by weight, as on equal cores.
+//!
 //! Jobs of background apps may form one group, as Android puts cached apps' threads in
 //! one cgroup: up to Android 8 the cpu controller's `bg_non_interactive` group, whose
 //! `cpu.shares` (52 against 1,024) is the whole group's weight however many threads it
@@ -37,6 +45,8 @@ struct Job<T> {
     app: Option<u16>,
     paused: bool,
     rate: f64,
+    /// The core it runs on while every job has one (big.LITTLE only).
+    core: Option<usize>,
     cont: T,
 }
 
@@ -50,8 +60,16 @@ pub struct Cpu<T> {
     items: Vec<(f64, f64, usize)>,
     rates: Vec<f64>,
     updated: Nanos,
-    /// Core-nanoseconds spent running jobs so far.
+    /// Core-nanoseconds spent running jobs so far (in units of the fastest core's work).
     pub busy_core_ns: f64,
+    /// Nanoseconds cores were busy so far, summed over the cores (what a trace's CPU
+    /// utilisation counts, whatever the core's speed).
+    pub busy_ns: f64,
+    /// Each core's capacity against the fastest (1.0), fastest first; empty on equal
+    /// cores.
+    caps: Vec<f64>,
+    /// The foreground (top-app) app, whose jobs take the fastest idle core.
+    top: Option<u16>,
 }
 
 /// How the background group is scheduled.
@@ -102,7 +120,39 @@ impl<T> Cpu<T> {
     }
 
     pub fn with_group(cores: u32, group: BgGroup) -> Cpu<T> {
-        Cpu { cores, group, jobs: Vec::new(), items: Vec::new(), rates: Vec::new(), updated: Nanos::ZERO, busy_core_ns: 0.0 }
+        Cpu {
+            cores,
+            group,
+            jobs: Vec::new(),
+            items: Vec::new(),
+            rates: Vec::new(),
+            updated: Nanos::ZERO,
+            busy_core_ns: 0.0,
+            busy_ns: 0.0,
+            caps: Vec::new(),
+            top: None,
+        }
+    }
+
+    /// A big.LITTLE CPU: `big` cores of capacity 1 and the rest of capacity `little`;
+    /// the background group's cpuset, if it has one, is the little cores (the last
+    /// `group.cores`), as Android's cpusets confine background threads to the little
+    /// cluster.
+    pub fn with_capacities(cores: u32, group: BgGroup, big: u32, little: f64) -> Cpu<T> {
+        let mut cpu = Cpu::with_group(cores, group);
+        if big < cores && little < 1.0 {
+            cpu.caps = (0..cores).map(|c| if c < big { 1.0 } else { little }).collect();
+        }
+        cpu
+    }
+
+    /// Makes `app` the foreground app (top-app), or none.
+    pub fn set_top(&mut self, now: Nanos, app: Option<u16>) {
+        if self.top != app {
+            self.advance(now);
+            self.top = app;
+            self.rebalance();
+        }
     }
 
     pub fn cores(&self) -> u32 {
@@ -118,10 +168,13 @@ impl<T> Cpu<T> {
     fn advance(&mut self, now: Nanos) {
         let dt = now.0.saturating_sub(self.updated.0) as f64;
         if dt > 0.0 {
+            let mut running = 0;
             for j in &mut self.jobs {
                 j.left -= j.rate * dt;
                 self.busy_core_ns += j.rate * dt;
+                running += (j.rate > 0.0) as u32;
             }
+            self.busy_ns += f64::from(running.min(self.cores)) * dt;
         }
         self.updated = self.updated.max(now);
     }
@@ -129,6 +182,13 @@ impl<T> Cpu<T> {
     /// Accounts every job's progress up to `now` (for utilisation sampling).
     pub fn sync(&mut self, now: Nanos) {
         self.advance(now);
+    }
+
+    /// Busy core-nanoseconds by `now` (see `busy_ns`), without bringing the jobs up to it.
+    pub fn busy_ns_at(&self, now: Nanos) -> f64 {
+        let dt = now.0.saturating_sub(self.updated.0) as f64;
+        let running = self.jobs.iter().filter(|j| j.rate > 0.0).count() as u32;
+        self.busy_ns + f64::from(running.min(self.cores)) * dt
     }
 
     /// Core-nanoseconds of work done by `now`, without bringing the jobs up to it (so
@@ -143,6 +203,14 @@ impl<T> Cpu<T> {
     /// jobs' total weight) and using at most its cpuset's cores, and its rate is then
     /// filled among its jobs.
     fn rebalance(&mut self) {
+        if !self.caps.is_empty() && self.place() {
+            return;
+        }
+        for j in &mut self.jobs {
+            j.core = None;
+        }
+        // Equal cores, or more jobs than cores: the fluid share of their total capacity.
+        let capacity = if self.caps.is_empty() { self.cores as f64 } else { self.caps.iter().sum() };
         let group = self.group.active();
         let mut items = std::mem::take(&mut self.items);
         let mut rates = std::mem::take(&mut self.rates);
@@ -165,7 +233,7 @@ impl<T> Cpu<T> {
             let max = self.group.cores.map_or(bg_jobs as f64, |c| (c as f64).min(bg_jobs as f64));
             items.push((w, max, usize::MAX));
         }
-        fill(&mut items, self.cores as f64, &mut rates);
+        fill(&mut items, capacity, &mut rates);
         let mut bg_rate = 0.0;
         for (k, &(_, _, i)) in items.iter().enumerate() {
             if i == usize::MAX {
@@ -186,12 +254,72 @@ impl<T> Cpu<T> {
         self.rates = rates;
     }
 
+    /// big.LITTLE placement while every runnable job has a core of its own (and the
+    /// background group's jobs one in its cpuset): jobs keep their cores, a job without
+    /// one takes the fastest idle core it may use (the foreground's first), and the
+    /// foreground's jobs move to a faster idle core. Returns false, changing nothing,
+    /// when the jobs do not fit.
+    fn place(&mut self) -> bool {
+        let n = self.caps.len();
+        let bg_from = self.group.cores.map_or(0, |c| n.saturating_sub(c as usize));
+        let runnable = self.jobs.iter().filter(|j| !j.paused).count();
+        let bg = self.jobs.iter().filter(|j| !j.paused && j.bg && self.group.active()).count();
+        if runnable > n || bg > n - bg_from {
+            return false;
+        }
+        let mut used = vec![false; n];
+        for j in self.jobs.iter_mut() {
+            if j.paused {
+                j.core = None;
+            } else if let Some(c) = j.core {
+                used[c] = true;
+            }
+        }
+        let allowed = |j: &Job<T>, group: bool| if group && j.bg { bg_from } else { 0 };
+        let group = self.group.active();
+        // Jobs without a core, the foreground's first, in the order they came.
+        let top = self.top;
+        let mut order: Vec<usize> = (0..self.jobs.len()).filter(|&i| !self.jobs[i].paused && self.jobs[i].core.is_none()).collect();
+        order.sort_by_key(|&i| (self.jobs[i].app.is_none() || self.jobs[i].app != top, i));
+        for i in order {
+            let from = allowed(&self.jobs[i], group);
+            // Non-background jobs take any core; the group's, only its own. A job that
+            // finds none idle in its range (the group's cores taken by others) makes
+            // the jobs share.
+            let Some(c) = (from..n).find(|&c| !used[c]) else {
+                for j in self.jobs.iter_mut() {
+                    j.core = None;
+                }
+                return false;
+            };
+            used[c] = true;
+            self.jobs[i].core = Some(c);
+        }
+        // The foreground's jobs move up to the fastest idle cores.
+        for i in 0..self.jobs.len() {
+            let j = &self.jobs[i];
+            if j.paused || j.app.is_none() || j.app != top {
+                continue;
+            }
+            let cur = j.core.expect("placed");
+            if let Some(c) = (0..n).find(|&c| !used[c] && self.caps[c] > self.caps[cur]) {
+                used[cur] = false;
+                used[c] = true;
+                self.jobs[i].core = Some(c);
+            }
+        }
+        for j in self.jobs.iter_mut() {
+            j.rate = j.core.map_or(0.0, |c| self.caps[c]);
+        }
+        true
+    }
+
     /// Adds a job needing `work` of CPU time, starting at `now`.
     /// `bg`: the job belongs to the background group.
     #[allow(clippy::too_many_arguments)]
     pub fn add(&mut self, now: Nanos, work: Nanos, weight: u32, bg: bool, app: Option<u16>, paused: bool, cont: T) {
         self.advance(now);
-        self.jobs.push(Job { left: work.0 as f64, weight, bg, app, paused, rate: 0.0, cont });
+        self.jobs.push(Job { left: work.0 as f64, weight, bg, app, paused, rate: 0.0, core: None, cont });
         self.rebalance();
     }
 
@@ -340,6 +468,32 @@ mod tests {
         cpu.add(Nanos(0), Nanos(1000), WEIGHT_NORMAL, true, Some(1), false, 1);
         cpu.add(Nanos(0), Nanos(1000), WEIGHT_NORMAL, false, None, false, 0);
         assert_eq!(run_all(&mut cpu), vec![(1, 1000), (0, 1000)]);
+    }
+
+    /// big.LITTLE: the foreground's job takes the fastest idle core; when the big cores
+    /// are busy it runs on a little one at that core's capacity, and moves to a big core
+    /// as soon as one is idle. Background jobs stay in their cpuset's little cores.
+    #[test]
+    fn big_little_places_the_foreground_on_the_fastest_idle_core() {
+        let mut cpu = Cpu::with_capacities(4, BgGroup { shares: None, cores: Some(1) }, 2, 0.5);
+        // Two system jobs take both big cores.
+        cpu.add(Nanos(0), Nanos(1000), WEIGHT_NORMAL, false, None, false, 1);
+        cpu.add(Nanos(0), Nanos(3000), WEIGHT_NORMAL, false, None, false, 2);
+        // A background app's job goes to its cpuset's little core, whatever is idle.
+        cpu.add(Nanos(0), Nanos(1000), WEIGHT_NORMAL, true, Some(9), false, 3);
+        // The foreground's job finds only a little core idle: half speed until the first
+        // big core frees at 1000 ns, then full speed: 500 ns of work by then, 1500 after.
+        cpu.set_top(Nanos(0), Some(7));
+        cpu.add(Nanos(0), Nanos(2000), WEIGHT_NORMAL, false, Some(7), false, 4);
+        let r = run_all(&mut cpu);
+        assert_eq!(r.iter().find(|x| x.0 == 4), Some(&(4, 2500)), "{r:?}");
+        assert_eq!(r.iter().find(|x| x.0 == 3), Some(&(3, 2000)), "the background job ran at half speed: {r:?}");
+        // More jobs than cores: they share the cores' total capacity.
+        let mut cpu = Cpu::with_capacities(2, BgGroup::default(), 1, 0.5);
+        for k in 0..3 {
+            cpu.add(Nanos(0), Nanos(1000), WEIGHT_NORMAL, false, None, false, k);
+        }
+        assert_eq!(run_all(&mut cpu)[0].1, 2000);
     }
 
     /// A job at a crawl finishes at the end of time rather than at a wrapped-around one.

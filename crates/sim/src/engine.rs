@@ -9,6 +9,7 @@ use crate::config::{AppSpec, Catalog, Device, SwapReadahead, Workload, MAX_MIB, 
 use crate::SimError;
 mod asap;
 mod churn;
+mod hogs;
 mod kill;
 mod launch;
 mod psi;
@@ -115,6 +116,9 @@ pub struct RunOptions {
     /// Launches each round's apps in a fresh order drawn with the seed instead of the
     /// workload's listed order (for papers that do not publish their launch order).
     pub shuffle_rounds: bool,
+    /// Ice's BG-cputester: a CPU hog outside the apps taking this percentage of all
+    /// cores' time (absent: none).
+    pub cputester_pct: Option<f64>,
     /// Stops a cached app's background activity this many seconds after it left the
     /// foreground (default: never). The catalog's activity is what Ice measured in an
     /// app's first seconds in the background (Table 1: 10 s; Fig. 4: 30 s) and runs for
@@ -188,6 +192,9 @@ struct Counters {
     cpu_kswapd_ns: u64,
     cpu_compress_ns: u64,
     cpu_prepage_ns: u64,
+    /// CPU work of the system's own threads and of cputester.
+    cpu_system_ns: u64,
+    cpu_tester_ns: u64,
     touches: u64,
     scanned: u64,
     /// Pages swap readahead brought in beside a faulting one.
@@ -232,6 +239,12 @@ pub struct Snapshot {
     pub cpu_app_ns: u64,
     pub cpu_kswapd_ns: u64,
     pub cpu_compress_ns: u64,
+    /// CPU work of the system's own threads and of cputester (`RunOptions::cputester_pct`).
+    pub cpu_system_ns: u64,
+    pub cpu_tester_ns: u64,
+    /// Time the cores were busy, summed over the cores, whoever ran (a trace's CPU
+    /// utilisation; on a big.LITTLE CPU a little core is busy longer for the same work).
+    pub cpu_busy_ns: u64,
     pub flash_read_bytes: u64,
     pub flash_write_bytes: u64,
 }
@@ -263,6 +276,10 @@ enum Cont {
         gen: u32,
     },
     Kswapd,
+    /// A thread that only takes CPU (the system's, or cputester's) ended its burst.
+    Hog {
+        thread: u16,
+    },
     /// ASAP: a prepaging thread decompressed a batch of the app's pages.
     Prepage {
         app: u16,
@@ -292,6 +309,10 @@ enum Ev {
     },
     PolicyTick,
     Kswapd,
+    /// A thread that only takes CPU wakes with a burst of work.
+    HogWake {
+        thread: u16,
+    },
     /// SEAL: try to unload SL1 pages to SL2.
     SealUnload,
     /// SEAL: the unload request in flight completed.
@@ -501,6 +522,8 @@ pub struct Sim {
     seal: Option<seal::SealState>,
     /// ASAP's prepaging, when the policy asks for it.
     asap: Option<asap::AsapState>,
+    /// Threads that only take CPU: the system's and cputester's.
+    hogs: Vec<hogs::Hog>,
     /// Android 10 lmkd's PSI mode, on devices that run it with Android's killer.
     psi: Option<psi::Lmkd>,
 }
@@ -575,6 +598,9 @@ fn check(device: &Device, workload: &Workload, catalog: &Catalog, setup: &Setup,
     workload.check_run(device, catalog, want, opts.balloon_mib.is_none())?;
     if let Some(b) = opts.balloon_mib.filter(|&b| !device.balloon_fits(b)) {
         return run(format!("a balloon of {} MiB was asked for; {}", num(b), device.balloon_rule()));
+    }
+    if let Some(p) = opts.cputester_pct.filter(|p| !(p.is_finite() && *p > 0.0 && *p < 100.0)) {
+        return run(format!("cputester must take above 0 and below 100 % of the CPU, got {}", num(p)));
     }
     if let Some(w) = opts.bg_window_s.filter(|&w| !bg_window_fits(w)) {
         return run(format!("a background window of {} s was asked for; it must be 0 to {} s (a week)", num(w), crate::config::MAX_RUN_S));
@@ -822,7 +848,12 @@ impl Sim {
             queue: BinaryHeap::new(),
             pages,
             apps,
-            cpu: Cpu::with_group(device.cpu.cores, BgGroup { shares: device.cpu.bg_shares, cores: device.cpu.bg_cores }),
+            cpu: Cpu::with_capacities(
+                device.cpu.cores,
+                BgGroup { shares: device.cpu.bg_shares, cores: device.cpu.bg_cores },
+                device.cpu.big_cores.unwrap_or(device.cpu.cores),
+                device.cpu.little_capacity.unwrap_or(1.0),
+            ),
             cpu_event_at: None,
             flash: Flash::new(&device.flash),
             policy: Some(policy),
@@ -877,7 +908,12 @@ impl Sim {
             seal,
             asap,
             psi: None,
+            hogs: hogs::hogs(opts.seed, device.cpu.cores, device.cpu.system_load_pct, opts.cputester_pct),
         };
+        sim.start_hogs();
+        if let Some(p) = opts.cputester_pct {
+            sim.params.insert("cputester_pct".to_string(), Param::Float(p));
+        }
         if let Some(t) = sim.setup.swap_threshold {
             let low = t.0 as i64;
             sim.wmark = [low * 4 / 5, low, low * 6 / 5];
@@ -1017,6 +1053,9 @@ impl Sim {
             cpu_app_ns: c.cpu_app_ns,
             cpu_kswapd_ns: c.cpu_kswapd_ns,
             cpu_compress_ns: c.cpu_compress_ns,
+            cpu_system_ns: c.cpu_system_ns,
+            cpu_tester_ns: c.cpu_tester_ns,
+            cpu_busy_ns: self.cpu.busy_ns_at(self.now) as u64,
             flash_read_bytes: self.flash.read_bytes,
             flash_write_bytes: self.flash.write_bytes,
         }
@@ -1121,6 +1160,7 @@ impl Sim {
                 }
             }
             Ev::Kswapd => self.kswapd_batch(),
+            Ev::HogWake { thread } => self.hog_wake(thread),
             Ev::SealUnload => self.seal_unload(),
             Ev::SealUnloadDone => self.seal_unload_done(),
             Ev::HplLoaded { app, life } => self.seal_hpl_loaded(app, life),
@@ -1156,6 +1196,7 @@ impl Sim {
                     }
                 }
                 Cont::Kswapd => self.kswapd_batch(),
+                Cont::Hog { thread } => self.hog_done(thread),
                 Cont::Prepage { app, life, batch } => self.asap_batch_done(app, life, batch),
             }
         }
@@ -1201,7 +1242,7 @@ impl Sim {
             Some(a) => {
                 let life_ok = match &cont {
                     Cont::Frame { life, .. } | Cont::LaunchSeg { life, .. } | Cont::Bg { life, .. } => *life == self.apps[a as usize].life,
-                    Cont::Kswapd => true,
+                    Cont::Kswapd | Cont::Hog { .. } => true,
                     Cont::Prepage { life, .. } => *life == self.apps[a as usize].life,
                 };
                 if !life_ok {
@@ -1242,6 +1283,7 @@ impl Sim {
             }
             Step::Home { secs } => {
                 if let Some(prev) = self.fg.take() {
+                    self.cpu.set_top(self.now, None);
                     self.send_to_background(prev);
                     self.pending.push(Event::AppSwitch { from: Some(AppId(prev)), to: None });
                 }
@@ -1296,6 +1338,7 @@ impl Sim {
         let kind = if self.apps[app as usize].state == AppState::Dead { LaunchKind::Cold } else { LaunchKind::Warm };
         // The policy hears of the launch before it begins (Ice thaws here).
         self.fg = Some(app);
+        self.cpu.set_top(self.now, self.fg);
         self.pending.push(Event::LaunchStarted { app: AppId(app), kind });
         self.pending.push(Event::AppSwitch { from: prev.map(AppId), to: Some(AppId(app)) });
         self.flush_policy();

@@ -67,6 +67,10 @@ const BG_FILE_SHARE: u32 = 4;
 /// the wakeups walk it in passes of distinct pages (`Walk`), so a window's worth of
 /// them touches all of it.
 const BG_WINDOW_S: f64 = 30.0;
+/// Parts a background wakeup is split into: each touches its share of the wakeup's
+/// pages, then runs its share of the wakeup's CPU. Assumption: four, enough that the
+/// touches follow the CPU as it is served.
+const BG_SEGMENTS: u32 = 4;
 /// Salt that derives an app's background-set key from its launch key.
 const BG_SPREAD_KEY: u64 = 0xB6;
 /// File pages in the background working set per anonymous page: Ice Fig. 4 splits the
@@ -274,6 +278,8 @@ enum Cont {
         app: u16,
         life: u32,
         gen: u32,
+        /// The wakeup's part that ran (`BG_SEGMENTS`).
+        seg: u32,
     },
     Kswapd,
     /// A thread that only takes CPU (the system's, or cputester's) ended its burst.
@@ -1190,9 +1196,13 @@ impl Sim {
             match c {
                 Cont::Frame { app, life, start, render } => self.frame_done(app, life, start, render),
                 Cont::LaunchSeg { app, life } => self.launch_seg_done(app, life),
-                Cont::Bg { app, life, gen } => {
+                Cont::Bg { app, life, gen, seg } => {
                     if self.apps[app as usize].life == life {
-                        self.schedule_bg(app, gen);
+                        if seg + 1 < BG_SEGMENTS {
+                            self.bg_segment(app, life, gen, seg + 1);
+                        } else {
+                            self.schedule_bg(app, gen);
+                        }
                     }
                 }
                 Cont::Kswapd => self.kswapd_batch(),
@@ -1548,9 +1558,22 @@ impl Sim {
         if a.life != life || a.gen != gen || a.state != AppState::Cached || self.past_bg_window(a) {
             return;
         }
+        self.bg_segment(app, life, gen, 0);
+    }
+
+    /// Part `seg` of a background wakeup: its share of the wakeup's page touches, then
+    /// its share of the wakeup's CPU. The touches come as the work is served, so an app
+    /// that gets less CPU (a weaker cgroup, a busy little core, a frozen app) touches
+    /// its pages later, and so refaults later.
+    fn bg_segment(&mut self, app: u16, life: u32, gen: u32, seg: u32) {
+        let a = &self.apps[app as usize];
+        if a.life != life || a.gen != gen || a.state != AppState::Cached {
+            return;
+        }
+        let share = |x: u32| x * (seg + 1) / BG_SEGMENTS - x * seg / BG_SEGMENTS;
         let mut ctx = Ctx { t: self.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
-        let (n, pop) = (a.bg_touch, a.populated.min(a.bg_hot_anon));
-        let (nf, wf, file0) = (a.bg_touch / BG_FILE_SHARE, a.bg_hot_file, a.anon);
+        let (n, pop) = (share(a.bg_touch), a.populated.min(a.bg_hot_anon));
+        let (nf, wf, file0) = (share(a.bg_touch / BG_FILE_SHARE), a.bg_hot_file, a.anon);
         // The background heap set is spread over the populated heap (the launch set and
         // the foreground's hot pages are heap prefixes; a prefix here would nest in them).
         let spread = Spread::new(a.populated, splitmix(a.launch_key, BG_SPREAD_KEY));
@@ -1570,8 +1593,8 @@ impl Sim {
         if self.apps[app as usize].life != life {
             return;
         }
-        let work = Nanos::from_ms_f64(self.apps[app as usize].spec.bg_cpu_ms);
-        self.start_job(ctx, work, Some(app), Cont::Bg { app, life, gen });
+        let work = Nanos::from_ms_f64(self.apps[app as usize].spec.bg_cpu_ms / f64::from(BG_SEGMENTS));
+        self.start_job(ctx, work, Some(app), Cont::Bg { app, life, gen, seg });
     }
 
     // ----- page access and faults -----
@@ -2116,6 +2139,45 @@ impl SystemView for Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A background wakeup touches its pages as its CPU is served: with the cores taken
+    /// by busier threads, an app whose pages were all reclaimed refaults them later.
+    #[test]
+    fn a_throttled_background_app_refaults_later() {
+        let refaults_within = |throttle: bool| {
+            let opts = RunOptions { seed: 1, bg_apps: Some(2), ..Default::default() };
+            let mut sim = embedded_sim("p20", "ice-video-call", "lru-cfs", &opts);
+            let mut t = Nanos::from_secs_f64(1.0);
+            while !sim.measuring {
+                assert!(sim.run_until(t));
+                t += Nanos::from_secs_f64(1.0);
+            }
+            let app = (0..sim.apps.len() as u16).find(|&a| sim.apps[a as usize].state == AppState::Cached).unwrap();
+            let name = sim.apps[app as usize].spec.name.clone();
+            sim.per_process_reclaim(&name).unwrap();
+            if throttle {
+                // Threads far heavier than the app keep every core busy for a minute.
+                for _ in 0..16 {
+                    sim.cpu.add(
+                        sim.now,
+                        Nanos::from_secs_f64(60.0),
+                        cpu::WEIGHT_BOOSTED,
+                        false,
+                        None,
+                        false,
+                        Cont::Hog { thread: u16::MAX },
+                    );
+                }
+                sim.sync_cpu();
+            }
+            let before = sim.snapshot().refaults[0];
+            sim.run_until(t + Nanos::from_secs_f64(20.0));
+            let after = sim.snapshot().refaults[0];
+            (after[0] + after[1]) - (before[0] + before[1])
+        };
+        let (free, throttled) = (refaults_within(false), refaults_within(true));
+        assert!(free > 1000 && throttled * 2 < free, "background refaults in 20 s: {free} with the CPU free, {throttled} throttled");
+    }
 
     /// swapin_nr_pages (Linux 4.x): no hits and a fault away from the last one read the
     /// faulting page alone; adjacent faults two; hits grow the window by powers of two

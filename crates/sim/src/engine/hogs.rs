@@ -88,7 +88,9 @@ impl Sim {
 
     /// Hog thread `k`'s burst is done: it sleeps until its next.
     pub(super) fn hog_done(&mut self, k: u16) {
-        let h = &mut self.hogs[k as usize];
+        let Some(h) = self.hogs.get_mut(k as usize) else {
+            return;
+        };
         let gap = exp_ms(&mut h.rng, h.idle_ms);
         self.push(self.after(gap), Ev::HogWake { thread: k });
     }

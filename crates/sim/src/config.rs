@@ -1137,7 +1137,7 @@ mod tests {
         for (from, to, key, says) in [
             ("read_mib_s = 0.82", "read_mib_s = 1e9", "foreground.read_mib_s", "1 GiB a second"),
             ("heap_free_mib = 32.0", "heap_free_mib = 0.5", "foreground.heap_free_mib", "at least 1 MiB"),
-            ("frame_cpu_ms = 16.15", "frame_cpu_ms = -1.0", "foreground.frame_cpu_ms", "a second"),
+            ("frame_cpu_ms = 16.1", "frame_cpu_ms = -1.0", "foreground.frame_cpu_ms", "a second"),
             ("buffers_mib = 240.0", "buffers_mib = 1e9", "foreground.buffers_mib", "16 GiB"),
         ] {
             let src = edited("workloads/ice-video-call.toml", from, to);

@@ -140,7 +140,7 @@ impl<T> Cpu<T> {
     /// cluster.
     pub fn with_capacities(cores: u32, group: BgGroup, big: u32, little: f64) -> Cpu<T> {
         let mut cpu = Cpu::with_group(cores, group);
-        if big < cores && little < 1.0 {
+        if big < cores && little < 1.0 && cores <= 64 {
             cpu.caps = (0..cores).map(|c| if c < big { 1.0 } else { little }).collect();
         }
         cpu
@@ -261,50 +261,57 @@ impl<T> Cpu<T> {
     /// when the jobs do not fit.
     fn place(&mut self) -> bool {
         let n = self.caps.len();
+        let group = self.group.active();
         let bg_from = self.group.cores.map_or(0, |c| n.saturating_sub(c as usize));
-        let runnable = self.jobs.iter().filter(|j| !j.paused).count();
-        let bg = self.jobs.iter().filter(|j| !j.paused && j.bg && self.group.active()).count();
-        if runnable > n || bg > n - bg_from {
-            return false;
-        }
-        let mut used = vec![false; n];
+        let (mut runnable, mut bg) = (0, 0);
+        // Cores taken, one bit each (at most 64 cores).
+        let mut used: u64 = 0;
         for j in self.jobs.iter_mut() {
             if j.paused {
                 j.core = None;
-            } else if let Some(c) = j.core {
-                used[c] = true;
+                continue;
+            }
+            runnable += 1;
+            bg += (group && j.bg) as usize;
+            if let Some(c) = j.core {
+                used |= 1 << c;
             }
         }
-        let allowed = |j: &Job<T>, group: bool| if group && j.bg { bg_from } else { 0 };
-        let group = self.group.active();
-        // Jobs without a core, the foreground's first, in the order they came.
+        if runnable > n || bg > n - bg_from {
+            return false;
+        }
         let top = self.top;
-        let mut order: Vec<usize> = (0..self.jobs.len()).filter(|&i| !self.jobs[i].paused && self.jobs[i].core.is_none()).collect();
-        order.sort_by_key(|&i| (self.jobs[i].app.is_none() || self.jobs[i].app != top, i));
-        for i in order {
-            let from = allowed(&self.jobs[i], group);
-            // Non-background jobs take any core; the group's, only its own. A job that
-            // finds none idle in its range (the group's cores taken by others) makes
-            // the jobs share.
-            let Some(c) = (from..n).find(|&c| !used[c]) else {
-                for j in self.jobs.iter_mut() {
-                    j.core = None;
+        let is_top = |j: &Job<T>| j.app.is_some() && j.app == top;
+        // Jobs without a core take the fastest idle one they may use: the foreground's
+        // first, then the others in the order they came. A job that finds none idle in
+        // its range (the group's cores taken by others) makes the jobs share.
+        for pass_top in [true, false] {
+            for i in 0..self.jobs.len() {
+                let j = &self.jobs[i];
+                if j.paused || j.core.is_some() || is_top(j) != pass_top {
+                    continue;
                 }
-                return false;
-            };
-            used[c] = true;
-            self.jobs[i].core = Some(c);
+                let from = if group && j.bg { bg_from } else { 0 };
+                let Some(c) = (from..n).find(|&c| used & (1 << c) == 0) else {
+                    for j in self.jobs.iter_mut() {
+                        j.core = None;
+                    }
+                    return false;
+                };
+                used |= 1 << c;
+                self.jobs[i].core = Some(c);
+            }
         }
         // The foreground's jobs move up to the fastest idle cores.
         for i in 0..self.jobs.len() {
             let j = &self.jobs[i];
-            if j.paused || j.app.is_none() || j.app != top {
+            if j.paused || !is_top(j) {
                 continue;
             }
             let cur = j.core.expect("placed");
-            if let Some(c) = (0..n).find(|&c| !used[c] && self.caps[c] > self.caps[cur]) {
-                used[cur] = false;
-                used[c] = true;
+            if let Some(c) = (0..n).find(|&c| used & (1 << c) == 0 && self.caps[c] > self.caps[cur]) {
+                used &= !(1 << cur);
+                used |= 1 << c;
                 self.jobs[i].core = Some(c);
             }
         }

@@ -8,9 +8,10 @@ use floe_core::Nanos;
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus as FastRng;
 
-/// Assumption: a system thread's mean burst, 2 ms of a big core's work (binder calls,
-/// input and display work, kernel threads: short, frequent wakeups).
-const SYSTEM_BURST_MS: f64 = 2.0;
+/// Assumption: a system thread's mean burst, 5 ms of a big core's work (binder calls,
+/// input and display work, kernel threads), the length of a composition or a layout
+/// pass; no source gives the distribution of the framework's bursts.
+const SYSTEM_BURST_MS: f64 = 5.0;
 /// Assumption: cputester spins in 10 ms bursts on two threads (Ice does not describe
 /// its tool beyond "occupies 20 % CPU utilization"); a native process started from a
 /// shell, it runs outside the cached apps' cpuset.

@@ -724,9 +724,9 @@ mod tests {
 
     /// A direct reclaimer that writes pages to flash waits for those writes and has the
     /// pages free when it resumes: it reclaims about as much as it allocates, leaves
-    /// nothing of its own under writeback, and its clock moves past the writes. (Until
-    /// the fifteenth session it found them still under writeback at each allocation
-    /// and reclaimed a batch per page.)
+    /// nothing of its own under writeback, and its clock moves past the writes. (Otherwise it
+    /// would find them still under writeback at each allocation and reclaim a batch
+    /// per page.)
     #[test]
     fn a_direct_reclaimer_waits_for_its_writes_and_resumes_with_them_free() {
         let mut sim = swapping_to_flash();

@@ -224,16 +224,27 @@ fn psi_triggers_arm_on_the_system_and_an_apps_fires_on_its_stalls() {
     // An empty group cannot stall: its trigger stays quiet.
     assert!(!t.wait(Duration::from_millis(300)).unwrap(), "{path:?} fired with no process in it");
     // An app that reads a 64 MiB file over and over in a 16 MiB memory group: its own
-    // page cache (written after it joins, then dropped) refaults on every pass. The file
-    // is under the build's scratch directory, on disk, not in a tmpfs (whose pages
-    // would be shared memory that cannot go without swap).
+    // page cache refaults on every pass. The test writes the file and syncs it before the
+    // app starts, so the app does not spend its time writing back under the group's limit
+    // (on a slow disk that took longer than the wait below); the app drops the clean
+    // pages (charged to the test's group) and reads them back into its own. The file is
+    // under the build's scratch directory, on disk, not in a tmpfs (whose pages would be
+    // shared memory that cannot go without swap).
     g.set_memory_limit(16 << 20).unwrap();
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let (go, data) = (tmp.join(format!("{}.go", name("psi"))), tmp.join(format!("{}.dat", name("psi"))));
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&data).unwrap();
+        let block: Vec<u8> = (0..1u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+        for _ in 0..64 {
+            f.write_all(&block).unwrap();
+        }
+        f.sync_all().unwrap();
+    }
     let script = format!(
         "import mmap,os,time\nwhile not os.path.exists({go:?}): time.sleep(0.01)\n\
-         fd=os.open({data:?},os.O_RDWR|os.O_CREAT|os.O_TRUNC,0o600)\nb=os.urandom(1<<20)\n\
-         for _ in range(64): os.write(fd,b)\nos.fsync(fd)\nos.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED)\n\
+         fd=os.open({data:?},os.O_RDONLY)\nos.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED)\n\
          m=mmap.mmap(fd,0,prot=mmap.PROT_READ)\ns=0\nwhile True:\n    for i in range(0,len(m),4096): s+=m[i]\n"
     );
     let p = Proc(Command::new("python3").args(["-c", &script]).spawn().expect("python3"));

@@ -82,6 +82,78 @@ struct Page {
 }
 
 /// All pages of a run.
+/// A set of free slots `0..n` that finds the next free slot at or after a position,
+/// wrapping around, a 64-slot word at a time: a bitmap of the slots and a bitmap of
+/// the words that hold a free one.
+#[derive(Clone, Debug, Default)]
+struct FreeBits {
+    n: u32,
+    words: Vec<u64>,
+    summary: Vec<u64>,
+}
+
+impl FreeBits {
+    fn all_free(n: u32) -> FreeBits {
+        let nw = (n as usize).div_ceil(64);
+        let mut words = vec![u64::MAX; nw];
+        if n % 64 != 0 {
+            words[nw - 1] = (1u64 << (n % 64)) - 1;
+        }
+        let mut summary = vec![0u64; nw.div_ceil(64)];
+        for w in 0..nw {
+            summary[w / 64] |= 1 << (w % 64);
+        }
+        FreeBits { n, words, summary }
+    }
+
+    #[inline]
+    fn get(&self, s: u32) -> bool {
+        self.words[(s / 64) as usize] >> (s % 64) & 1 == 1
+    }
+
+    #[inline]
+    fn set(&mut self, s: u32, free: bool) {
+        let w = (s / 64) as usize;
+        if free {
+            self.words[w] |= 1 << (s % 64);
+            self.summary[w / 64] |= 1 << (w % 64);
+        } else {
+            self.words[w] &= !(1 << (s % 64));
+            if self.words[w] == 0 {
+                self.summary[w / 64] &= !(1 << (w % 64));
+            }
+        }
+    }
+
+    /// The first word at or after word `w` holding a free slot, without wrapping.
+    fn word_from(&self, w: usize) -> Option<usize> {
+        let mut i = w / 64;
+        let mut bits = *self.summary.get(i)? & (u64::MAX << (w % 64));
+        loop {
+            if bits != 0 {
+                return Some(i * 64 + bits.trailing_zeros() as usize);
+            }
+            i += 1;
+            bits = *self.summary.get(i)?;
+        }
+    }
+
+    /// The first free slot at or after `from`, wrapping around to 0; None when all are
+    /// taken.
+    fn next_from(&self, from: u32) -> Option<u32> {
+        if self.n == 0 {
+            return None;
+        }
+        let w = (from / 64) as usize;
+        let here = self.words[w] & (u64::MAX << (from % 64));
+        if here != 0 {
+            return Some(w as u32 * 64 + here.trailing_zeros());
+        }
+        let w = self.word_from(w + 1).or_else(|| self.word_from(0))?;
+        Some(w as u32 * 64 + self.words[w].trailing_zeros())
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct PageTable {
     p: Vec<Page>,
@@ -98,6 +170,10 @@ pub struct PageTable {
     /// order while it can: scan_swap_map's clusters).
     slot_cursor: u32,
     slots_free: u32,
+    /// The free slots as a bitmap (bit `s % 64` of word `s / 64` set while slot `s` is
+    /// free), and above it a bitmap of the words that have a free slot, so that the
+    /// next free slot in order is found a word at a time, not slot by slot.
+    slot_bits: FreeBits,
     /// SEAL's unloader candidates, when tracked ([`PageTable::track_sl1_unloadable`]):
     /// one bit per page, set while the page is in zram (SL1) with LLR weight 0, so the
     /// unloader's scan skips 64 pages a word instead of reading each page's record.
@@ -138,6 +214,7 @@ impl PageTable {
             slots: Vec::new(),
             slot_cursor: 0,
             slots_free: 0,
+            slot_bits: FreeBits::default(),
             sl1_unloadable: Vec::new(),
         };
         (t, bases)
@@ -279,6 +356,7 @@ impl PageTable {
         self.slots = vec![NIL; n as usize];
         self.slots_free = n;
         self.slot_cursor = 0;
+        self.slot_bits = FreeBits::all_free(n);
     }
 
     /// The swap slot of page `p`, if it is in flash swap and slots are tracked.
@@ -316,6 +394,7 @@ impl PageTable {
         let s = self.p[p as usize].shadow;
         self.slots[s as usize] = NIL;
         self.slots_free += 1;
+        self.slot_bits.set(s, true);
         self.set_flag(p, F_SHADOW, false);
     }
 
@@ -337,12 +416,11 @@ impl PageTable {
             return;
         }
         let n = self.slots.len() as u32;
-        let mut s = self.slot_cursor;
-        while self.slots[s as usize] != NIL {
-            s = if s + 1 == n { 0 } else { s + 1 };
-        }
+        let s = self.slot_bits.next_from(self.slot_cursor).expect("a free slot is counted");
+        debug_assert_eq!(self.slots[s as usize], NIL);
         self.slots[s as usize] = p;
         self.slots_free -= 1;
+        self.slot_bits.set(s, false);
         self.slot_cursor = if s + 1 == n { 0 } else { s + 1 };
         self.p[p as usize].prev = s;
     }
@@ -352,6 +430,7 @@ impl PageTable {
         if s != NIL {
             self.slots[s as usize] = NIL;
             self.slots_free += 1;
+            self.slot_bits.set(s, true);
             self.p[p as usize].prev = NIL;
         }
     }
@@ -511,6 +590,9 @@ impl PageTable {
             if self.slots.iter().filter(|&&q| q == NIL).count() != self.slots_free as usize {
                 return Err("free swap slots miscounted".into());
             }
+            if let Some(s) = (0..self.slots.len() as u32).find(|&s| self.slot_bits.get(s) != (self.slots[s as usize] == NIL)) {
+                return Err(format!("the free-slot bitmap disagrees with slot {s}"));
+            }
         }
         if !self.sl1_unloadable.is_empty() {
             for p in 0..n as u32 {
@@ -531,6 +613,52 @@ impl PageTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Past 4,096 slots the words' own bitmap spans several words: a search from near
+    /// the end wraps through them to the one free slot left at the start.
+    #[test]
+    fn the_free_slot_bitmap_wraps_across_summary_words() {
+        let n = 10_000;
+        let mut bits = FreeBits::all_free(n);
+        for s in 0..n {
+            assert_eq!(bits.next_from(s), Some(s));
+            bits.set(s, false);
+        }
+        assert_eq!(bits.next_from(0), None);
+        bits.set(5_000, true);
+        assert_eq!(bits.next_from(9_999), Some(5_000));
+        assert_eq!(bits.next_from(5_001), Some(5_000));
+        bits.set(70, true);
+        assert_eq!(bits.next_from(5_001), Some(70));
+        assert_eq!(bits.next_from(71), Some(5_000));
+    }
+
+    proptest::proptest! {
+        /// The free-slot bitmap hands out the slot a scan in order from the cursor
+        /// would, whatever slots were taken and freed before.
+        #[test]
+        fn the_free_slot_bitmap_finds_what_a_scan_finds(n in 1u32..300, ops in proptest::collection::vec((proptest::bool::ANY, 0u32..300), 0..400)) {
+            let mut bits = FreeBits::all_free(n);
+            let mut free = vec![true; n as usize];
+            for (take, at) in ops {
+                let at = at % n;
+                let scan = (0..n).map(|k| (at + k) % n).find(|&s| free[s as usize]);
+                proptest::prop_assert_eq!(bits.next_from(at), scan);
+                if take {
+                    if let Some(s) = scan {
+                        free[s as usize] = false;
+                        bits.set(s, false);
+                    }
+                } else {
+                    free[at as usize] = true;
+                    bits.set(at, true);
+                }
+                for s in 0..n {
+                    proptest::prop_assert_eq!(bits.get(s), free[s as usize]);
+                }
+            }
+        }
+    }
 
     #[test]
     fn lists_keep_order_and_counts() {

@@ -120,12 +120,29 @@ pub struct AppGroup {
     pub nested: bool,
 }
 
+/// Makes a group directory, or takes the one there; anything else by that name (a
+/// cgroup interface file, a link) is an error, never taken for a group.
 fn mkdir(p: &Path) -> Result<()> {
     match std::fs::create_dir(p) {
         Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match std::fs::symlink_metadata(p) {
+            Ok(m) if m.is_dir() => Ok(()),
+            _ => Err(Error::Unsupported(format!("{}: exists and is not a cgroup directory", p.display()))),
+        },
         Err(e) => Err(io_err(p)(e)),
     }
+}
+
+/// v1 memory: charges move with a process that joins the group (anonymous and file
+/// pages, `memory.move_charge_at_immigrate` 3), so an adopted app's memory counts in
+/// its group and the budget from the moment it is moved, not only what it allocates
+/// afterwards. Kernels that dropped the file (or refuse it) say so.
+fn move_charges(dir: &Path) -> Result<()> {
+    let f = dir.join("memory.move_charge_at_immigrate");
+    if !f.exists() {
+        return Err(Error::Unsupported(format!("{}: no such file: charges stay where a process was", f.display())));
+    }
+    write(&f, "3")
 }
 
 /// The processes of the cgroup `dir`, and with `nested` of every group below it.
@@ -166,11 +183,85 @@ impl AppGroup {
             enable_v2_memory(root, rel)?;
         }
         let memory = make(&h.memory_v1)?;
+        if let Some(m) = &memory {
+            // Where the kernel refuses, [`AppGroup::moves_charges`] says so.
+            let _ = move_charges(m);
+        }
         let freezer = if v2.is_none() { make(&h.freezer_v1)? } else { None };
         if v2.is_none() && freezer.is_none() {
             return Err(Error::Unsupported("no cgroup v2 and no v1 freezer: cannot freeze or kill apps by group".into()));
         }
         Ok(AppGroup { name: rel.to_string(), v2, memory, freezer, nested: false })
+    }
+
+    /// Whether memory charges follow processes moved into the group: v1's
+    /// `memory.move_charge_at_immigrate` set (v2 never moves them; there a process's
+    /// memory stays charged where it was allocated). Err says why not.
+    pub fn moves_charges(&self) -> std::result::Result<(), String> {
+        match self.memory_controller() {
+            Some(MemoryController::V1(d)) => match read(d.join("memory.move_charge_at_immigrate")) {
+                Ok(v) if v.trim() == "3" => Ok(()),
+                _ => move_charges(d).map_err(|e| {
+                    format!("the kernel does not move memory charges ({e}; removed after Linux 6.x's deprecation): what an adopted app allocated before stays charged where it was")
+                }),
+            },
+            Some(MemoryController::V2(_)) => Err("cgroup v2 does not move charges: what an adopted app allocated before stays charged where it was".into()),
+            None => Err("no memory controller".into()),
+        }
+    }
+
+    /// The directories of every hierarchy from its mount down to `rel` that do not exist
+    /// yet: what [`AppGroup::create`] would make (parents first).
+    pub fn missing_dirs(h: &Hierarchies, rel: &str) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for root in [&h.v2, &h.memory_v1, &h.freezer_v1].into_iter().flatten() {
+            let mut p = root.clone();
+            for part in rel.split('/').filter(|s| !s.is_empty()) {
+                p.push(part);
+                if !p.exists() {
+                    out.push(p.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The group `create` would make for `rel`, without making anything (a dry run):
+    /// its paths, which may not exist.
+    pub fn planned(h: &Hierarchies, rel: &str) -> AppGroup {
+        let at = |root: &Option<PathBuf>| root.as_ref().map(|r| r.join(rel));
+        let v2 = at(&h.v2);
+        let freezer = if v2.is_none() { at(&h.freezer_v1) } else { None };
+        AppGroup { name: rel.to_string(), v2, memory: at(&h.memory_v1), freezer, nested: false }
+    }
+
+    /// An eventfd the kernel signals when the v1 group's memory use crosses `bytes`
+    /// (either way; `memory.usage_in_bytes` through `cgroup.event_control`).
+    pub fn usage_threshold(&self, bytes: u64) -> Result<std::os::fd::OwnedFd> {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        let Some(MemoryController::V1(d)) = self.memory_controller() else {
+            return Err(Error::Unsupported("usage thresholds need a v1 memory group".into()));
+        };
+        // SAFETY: eventfd has no memory preconditions; the fd is owned at once.
+        let efd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if efd < 0 {
+            return Err(io_err("eventfd")(std::io::Error::last_os_error()));
+        }
+        // SAFETY: a fresh, valid fd nothing else owns.
+        let efd = unsafe { std::os::fd::OwnedFd::from_raw_fd(efd) };
+        let usage = std::fs::File::open(d.join("memory.usage_in_bytes")).map_err(io_err(d.join("memory.usage_in_bytes")))?;
+        write(d.join("cgroup.event_control"), &format!("{} {} {bytes}", efd.as_raw_fd(), usage.as_raw_fd()))?;
+        // The kernel holds its own references: the usage file may close.
+        Ok(efd)
+    }
+
+    /// v2: sets `memory.high`, where the kernel throttles and reclaims the group before
+    /// its `memory.max`.
+    pub fn set_memory_high(&self, bytes: u64) -> Result<()> {
+        match self.memory_controller() {
+            Some(MemoryController::V2(d)) => write(d.join("memory.high"), &bytes.to_string()),
+            _ => Err(Error::Unsupported("memory.high is cgroup v2's".into())),
+        }
     }
 
     fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
@@ -210,6 +301,7 @@ impl AppGroup {
                     p.push(part);
                     mkdir(&p)?;
                 }
+                let _ = move_charges(&p);
                 Some(p)
             }
             None => None,

@@ -74,6 +74,12 @@ pub fn check(key: &str, text: &str) -> std::result::Result<(), String> {
     p.import_state(text, &NoApps)
 }
 
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS policy_state (
+    policy TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    saved_at_unix INTEGER NOT NULL
+);";
+
 /// The state database.
 pub struct Store {
     conn: Connection,
@@ -85,25 +91,44 @@ fn db_err(path: &Path) -> impl FnOnce(rusqlite::Error) -> Error + '_ {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database at `path` and its table.
+    /// Opens (creating if needed) the database at `path` and its table. The file is
+    /// the owner's alone (0600, also made so if it was not; SQLite gives its WAL and
+    /// shared-memory files the same mode) and never opened through a symbolic link; a
+    /// directory made for it is 0700.
     pub fn open(path: &Path) -> Result<Store> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(crate::io_err(dir))?;
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(crate::io_err(dir))?;
         }
-        let conn = Connection::open(path).map_err(db_err(path))?;
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+            .map_err(crate::io_err(path))?;
+        f.set_permissions(std::fs::Permissions::from_mode(0o600)).map_err(crate::io_err(path))?;
+        drop(f);
+        let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(path, flags).map_err(db_err(path))?;
+        Store::init(conn, path)
+    }
+
+    /// A database in memory, nothing on disk (a dry run with no saved state).
+    pub fn in_memory() -> Result<Store> {
+        let conn = Connection::open_in_memory().map_err(db_err(Path::new(":memory:")))?;
+        let path = Path::new(":memory:");
+        conn.execute_batch(SCHEMA).map_err(db_err(path))?;
+        Ok(Store { conn, path: path.to_path_buf() })
+    }
+
+    fn init(conn: Connection, path: &Path) -> Result<Store> {
         let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)).map_err(db_err(path))?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(Error::Unsupported(format!("{}: state database: journal mode is {mode}, not wal", path.display())));
         }
-        conn.execute_batch(
-            "PRAGMA synchronous=NORMAL;
-             CREATE TABLE IF NOT EXISTS policy_state (
-                 policy TEXT PRIMARY KEY,
-                 state TEXT NOT NULL,
-                 saved_at_unix INTEGER NOT NULL
-             );",
-        )
-        .map_err(db_err(path))?;
+        conn.execute_batch(&format!("PRAGMA synchronous=NORMAL;{SCHEMA}")).map_err(db_err(path))?;
         Ok(Store { conn, path: path.to_path_buf() })
     }
 

@@ -89,9 +89,102 @@ pub struct Config {
     pub timeline: Option<PathBuf>,
     #[serde(default = "default_timeline_ms")]
     pub timeline_ms: u64,
+    /// Emergency margin, in MiB: when free memory (of the budget, or the machine's)
+    /// falls below it, the daemon kills at once, whatever the policy, the highest
+    /// oom_adj app that is not the foreground (default: 32 MiB, or an eighth of a
+    /// smaller budget's size), ahead of the kernel's OOM killer at the hard limit.
+    #[serde(default)]
+    pub emergency_mib: Option<u64>,
     /// The apps floe manages.
     #[serde(default, rename = "app")]
     pub apps: Vec<AppRule>,
+    /// What the checks found suspicious but not wrong (a rule that may never match),
+    /// located as errors are; the daemon logs them at start.
+    #[serde(skip)]
+    pub warnings: Vec<ConfigError>,
+}
+
+/// What a configuration must fit on this machine: its RAM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Host {
+    pub ram_bytes: u64,
+}
+
+impl Host {
+    /// This machine: MemTotal from /proc/meminfo (unbounded where it cannot be read).
+    pub fn detect() -> Host {
+        // parse_kb_table gives bytes.
+        let bytes = crate::read("/proc/meminfo")
+            .ok()
+            .and_then(|t| crate::procfs::parse_kb_table("/proc/meminfo", &t).ok())
+            .and_then(|m| m.get("MemTotal").copied());
+        Host { ram_bytes: bytes.unwrap_or(u64::MAX) }
+    }
+}
+
+/// The names cgroup filesystems give their own files in every group: a group named so
+/// would collide with (or pose as) one of them.
+const CGROUP_FILE_PREFIXES: &[&str] = &[
+    "cgroup",
+    "memory",
+    "freezer",
+    "cpu",
+    "cpuacct",
+    "cpuset",
+    "io",
+    "blkio",
+    "pids",
+    "hugetlb",
+    "rdma",
+    "misc",
+    "devices",
+    "net_cls",
+    "net_prio",
+    "perf_event",
+    "notify_on_release",
+    "release_agent",
+    "tasks",
+];
+
+/// Whether `name` is a plain cgroup directory name: 1 to 64 of `A-Z a-z 0-9 . _ -`,
+/// beginning with a letter or digit (so never `.` or `..`), and not one of the names
+/// cgroup filesystems use for their files (`cgroup.procs`, `memory.*`, `tasks`, ...).
+pub fn cgroup_safe(name: &str) -> std::result::Result<(), String> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._-".contains(c);
+    if name.is_empty() || name.len() > 64 {
+        return Err(format!("`{name}`: must be 1 to 64 characters"));
+    }
+    if !name.chars().all(plain) || !name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return Err(format!(
+            "`{name}`: must be a plain name (letters, digits, `.`, `_`, `-`, beginning with a letter or digit), as a cgroup directory"
+        ));
+    }
+    let first = name.split('.').next().unwrap_or(name);
+    if CGROUP_FILE_PREFIXES.contains(&first) && (name.contains('.') || name == first) {
+        return Err(format!("`{name}`: names a cgroup interface file (`{first}...`), not a group"));
+    }
+    Ok(())
+}
+
+/// Each `/`-separated part of a relative cgroup path passes [`cgroup_safe`].
+fn cgroup_path_safe(path: &str) -> std::result::Result<(), String> {
+    if path.starts_with('/') {
+        return Err(format!("`{path}`: must be a relative path"));
+    }
+    path.split('/').try_for_each(cgroup_safe)
+}
+
+/// What stands at `path` if it is not what the daemon may create or append to: a file
+/// of another kind, or a symbolic link (never followed).
+fn not_a(path: &std::path::Path, want: &str, ok: impl Fn(&std::fs::FileType) -> bool) -> Option<String> {
+    let t = std::fs::symlink_metadata(path).ok()?.file_type();
+    if t.is_symlink() {
+        Some(format!("{} is a symbolic link; it must be a {want} or not exist (links are not followed)", path.display()))
+    } else if !ok(&t) {
+        Some(format!("{} exists and is not a {want}; it would be replaced or written into", path.display()))
+    } else {
+        None
+    }
 }
 
 fn default_policy() -> String {
@@ -121,6 +214,9 @@ fn default_state_save_s() -> u64 {
 fn default_timeline_ms() -> u64 {
     1000
 }
+/// assumption: 32 MiB, what a 400 MiB/s allocation burst takes in 80 ms, above the
+/// v1 threshold events' own granularity (128 page charges per CPU).
+const EMERGENCY_MIB: u64 = 32;
 /// src: AOSP frameworks/base ProcessList.java (Android 10), mOomAdj and mOomMinFreeHigh
 /// (KB / 1024), at scale 1.
 fn default_minfree() -> Vec<(i32, f64)> {
@@ -160,16 +256,50 @@ fn default_priority() -> PriorityClass {
 }
 
 impl Config {
-    /// Parses and validates; errors name the file, line and key.
+    /// Parses and validates against this machine ([`Host::detect`]); errors name the
+    /// file, line and key.
     pub fn parse(path: &str, text: &str) -> std::result::Result<Config, ConfigError> {
+        Config::parse_on(path, text, &Host::detect())
+    }
+
+    /// The emergency margin in bytes: `emergency_mib`, or its default (32 MiB, at most
+    /// an eighth of the budget).
+    pub fn emergency_bytes(&self) -> u64 {
+        let default = self.memory_limit_mib.map_or(EMERGENCY_MIB, |l| EMERGENCY_MIB.min(l / 8).max(1));
+        self.emergency_mib.unwrap_or(default) << 20
+    }
+
+    /// Parses and validates for a machine with `host`'s RAM.
+    pub fn parse_on(path: &str, text: &str, host: &Host) -> std::result::Result<Config, ConfigError> {
         let input = Input::new(path, text);
-        let c: Config = parse(&input)?;
+        let mut c: Config = parse(&input)?;
         let err = |key: &str, message: String| Err(input.error(key, message));
         if floe_policies::lookup(&c.policy).is_none() {
             return err("policy", format!("unknown policy `{}` (see `floe list policies`)", c.policy));
         }
-        if c.cgroup_root.is_empty() || c.cgroup_root.contains("..") || c.cgroup_root.starts_with('/') {
-            return err("cgroup_root", format!("must be a relative path without `..`, got `{}`", c.cgroup_root));
+        if let Err(e) = cgroup_path_safe(&c.cgroup_root) {
+            return err("cgroup_root", format!("{e}: a relative path of plain cgroup names"));
+        }
+        if c.socket.as_os_str().is_empty() {
+            return err("socket", "must be a path (the control socket), got \"\"".into());
+        }
+        if !c.socket.is_absolute() {
+            return err("socket", format!("`{}`: must be an absolute path", c.socket.display()));
+        }
+        if c.socket.as_os_str().len() > 107 {
+            return err("socket", format!("`{}`: longer than a socket address holds (107 bytes)", c.socket.display()));
+        }
+        if let Some(m) = not_a(&c.socket, "socket", std::os::unix::fs::FileTypeExt::is_socket) {
+            return err("socket", m);
+        }
+        if c.state_db.as_os_str().is_empty() {
+            return err("state_db", "must be a path".into());
+        }
+        if let Some(m) = not_a(&c.state_db, "regular file", |t| t.is_file()) {
+            return err("state_db", m);
+        }
+        if let Some(m) = c.timeline.as_deref().and_then(|t| not_a(t, "regular file", |t| t.is_file())) {
+            return err("timeline", m);
         }
         if !(10..=60_000).contains(&c.sample_ms) {
             return err("sample_ms", format!("must be 10..=60000, got {}", c.sample_ms));
@@ -186,8 +316,32 @@ impl Config {
         if !(100..=3_600_000).contains(&c.timeline_ms) {
             return err("timeline_ms", format!("must be 100..=3600000, got {}", c.timeline_ms));
         }
-        if c.memory_limit_mib == Some(0) {
-            return err("memory_limit_mib", "must be above 0".into());
+        let ram_mib = host.ram_bytes >> 20;
+        if let Some(l) = c.memory_limit_mib {
+            if l == 0 {
+                return err("memory_limit_mib", "must be above 0".into());
+            }
+            if l.checked_mul(1 << 20).is_none() {
+                return err("memory_limit_mib", format!("{l} MiB does not fit in 64 bits of bytes"));
+            }
+            if l > ram_mib {
+                return err(
+                    "memory_limit_mib",
+                    format!("{l} MiB is above this machine's RAM ({ram_mib} MiB): the budget would never bind and the kernel's OOM killer would act first"),
+                );
+            }
+        }
+        let bound_mib = c.memory_limit_mib.unwrap_or(ram_mib);
+        if let Some(e) = c.emergency_mib {
+            if e == 0 || e >= bound_mib {
+                return err(
+                    "emergency_mib",
+                    format!(
+                        "must be above 0 and below {} ({bound_mib} MiB), got {e}",
+                        if c.memory_limit_mib.is_some() { "memory_limit_mib" } else { "the machine's RAM" }
+                    ),
+                );
+            }
         }
         for (i, &(adj, mib)) in c.minfree_mib.iter().enumerate() {
             // The element is named with its index: the levels are a list of values.
@@ -205,17 +359,32 @@ impl Config {
                     num(mib)
                 ));
             }
+            if mib >= ram_mib as f64 {
+                return err(format!(
+                    "level {} MiB is not below this machine's RAM ({ram_mib} MiB): the killer would kill at every check",
+                    num(mib)
+                ));
+            }
         }
         if let Some(l) = &c.adopt_layout {
-            if l.is_empty() || l.contains("..") || l.starts_with('/') {
-                return err(
-                    "adopt_layout",
-                    format!("must be a path relative to the cgroup v2 mount without `..` (\".\" for the mount), got `{l}`"),
-                );
+            if l != "." {
+                if let Err(e) = cgroup_path_safe(l) {
+                    return err(
+                        "adopt_layout",
+                        format!("{e}: must be a path relative to the cgroup v2 mount of plain cgroup names (\".\" for the mount)"),
+                    );
+                }
+            }
+        }
+        let mut warnings = Vec::new();
+        for (i, p) in c.protected.iter().enumerate() {
+            if p.is_empty() || p.len() > 15 {
+                let key = format!("protected[{i}]");
+                warnings.push(input.error_at(&key, &key, format!("`{p}`: process names (comm) are 1 to 15 bytes; this one never matches")));
             }
         }
         for (i, a) in c.apps.iter().enumerate() {
-            let at = |key: &str, message: String| Err(input.error_at(&format!("app[{i}].{key}"), &format!("app.{key}"), message));
+            let at = |key: &str, message: String| input.error_at(&format!("app[{i}].{key}"), &format!("app.{key}"), message);
             if c.adopt_layout.is_some() && (a.exe.is_some() || a.cmdline.is_some() || a.uid.is_none()) {
                 let key = if a.exe.is_some() {
                     "exe"
@@ -224,21 +393,67 @@ impl Config {
                 } else {
                     "uid"
                 };
-                return at(
+                return Err(at(
                     key,
                     format!("app `{}`: with adopt_layout, apps are the layout's uid_N groups; name them by `uid` only", a.name),
-                );
+                ));
             }
-            if a.name.is_empty() || a.name.contains('/') || a.name.contains(char::is_whitespace) {
-                return at("name", format!("`{}`: must be a non-empty name without `/` or spaces", a.name));
+            if let Err(e) = cgroup_safe(&a.name) {
+                return Err(at("name", format!("{e}: an app's name is its cgroup's")));
             }
             if a.exe.is_none() && a.cmdline.is_none() && a.uid.is_none() {
-                return at("name", format!("app `{}` needs at least one of exe, cmdline, uid", a.name));
+                return Err(at("name", format!("app `{}` needs at least one of exe, cmdline, uid", a.name)));
             }
             if c.apps[..i].iter().any(|b| b.name == a.name) {
-                return at("name", format!("`{}` appears twice", a.name));
+                return Err(at("name", format!("`{}` appears twice", a.name)));
+            }
+            if let Some(exe) = &a.exe {
+                if !exe.starts_with('/') {
+                    return Err(at(
+                        "exe",
+                        format!(
+                            "app `{}`: `{exe}` is not an absolute path; /proc/PID/exe always is, so the rule would never match",
+                            a.name
+                        ),
+                    ));
+                }
+                match std::fs::canonicalize(exe) {
+                    Ok(real) if real != std::path::Path::new(exe) => warnings.push(at(
+                        "exe",
+                        format!(
+                            "app `{}`: `{exe}` resolves to `{}`, the path /proc/PID/exe shows; the rule matches only `{exe}` itself",
+                            a.name,
+                            real.display()
+                        ),
+                    )),
+                    Ok(_) => {}
+                    Err(_) => {
+                        warnings.push(at("exe", format!("app `{}`: `{exe}` does not exist (yet): no process matches it now", a.name)))
+                    }
+                }
+            }
+            if let Some(cmd) = &a.cmdline {
+                if cmd.trim().is_empty() {
+                    return Err(at("cmdline", format!("app `{}`: an empty command-line substring matches every process", a.name)));
+                }
+                if cmd.contains(['*', '?', '[']) {
+                    warnings.push(at(
+                        "cmdline",
+                        format!("app `{}`: `{cmd}` is matched as a plain substring; `*`, `?` and `[` are no wildcards here", a.name),
+                    ));
+                }
+            }
+            if a.uid == Some(0) && a.exe.is_none() && a.cmdline.is_none() && c.adopt_layout.is_none() {
+                return Err(at(
+                    "uid",
+                    format!(
+                        "app `{}`: uid 0 alone matches every root process, the system's own daemons among them; add exe or cmdline",
+                        a.name
+                    ),
+                ));
             }
         }
+        c.warnings = warnings;
         Ok(c)
     }
 
@@ -290,6 +505,121 @@ mod tests {
             }
         }
         assert!(tried >= 60 && refused * 2 > tried, "{refused} of {tried} refused");
+    }
+
+    /// Configurations that would do damage, each refused with its own error at its
+    /// line and key: names that are not plain cgroup names, sizes that overflow or
+    /// exceed the machine, rules that match everything or never match, paths the
+    /// daemon would replace or follow.
+    #[test]
+    fn bad_configs_are_refused_each_with_its_error() {
+        let dir = std::env::temp_dir().join(format!("floe-config-table-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("precious.txt");
+        std::fs::write(&file, "keep me").unwrap();
+        std::os::unix::fs::symlink(&file, dir.join("link")).unwrap();
+        let (f, l) = (file.display().to_string(), dir.join("link").display().to_string());
+        let d = dir.display().to_string();
+        let host = Host { ram_bytes: 4 << 30 };
+        let app = |body: &str| format!("[[app]]\nname = \"a\"\n{body}\n");
+        // (config, line, field, what the message says)
+        let cases: Vec<(String, usize, &str, &str)> = vec![
+            ("memory_limit_mib = 17592186044480\n".into(), 1, "memory_limit_mib", "does not fit in 64 bits"),
+            ("memory_limit_mib = 9223372036854775807\n".into(), 1, "memory_limit_mib", "does not fit in 64 bits"),
+            ("memory_limit_mib = 1048576\n".into(), 1, "memory_limit_mib", "above this machine's RAM (4096 MiB)"),
+            ("memory_limit_mib = 4097\n".into(), 1, "memory_limit_mib", "above this machine's RAM"),
+            ("memory_limit_mib = 0\n".into(), 1, "memory_limit_mib", "must be above 0"),
+            ("memory_limit_mib = -1\n".into(), 1, "memory_limit_mib", "invalid value"),
+            ("memory_limit_mib = 512\nemergency_mib = 512\n".into(), 2, "emergency_mib", "below memory_limit_mib"),
+            ("emergency_mib = 0\n".into(), 1, "emergency_mib", "above 0"),
+            ("minfree_mib = [[0, 5000]]\n".into(), 1, "minfree_mib[0]", "not below this machine's RAM"),
+            ("minfree_mib = [[0, 1e300]]\n".into(), 1, "minfree_mib[0]", "1e300"),
+            ("minfree_mib = [[0, nan]]\n".into(), 1, "minfree_mib[0]", "MiB >= 0"),
+            ("minfree_mib = [[2000, 10]]\n".into(), 1, "minfree_mib[0]", "-1000..=1000"),
+            (app("cmdline = \"\""), 3, "app.cmdline", "matches every process"),
+            (app("cmdline = \"   \""), 3, "app.cmdline", "matches every process"),
+            (app("exe = \"python3\""), 3, "app.exe", "not an absolute path"),
+            (app("exe = \"\""), 3, "app.exe", "not an absolute path"),
+            (app("exe = \"bin/app\""), 3, "app.exe", "never match"),
+            (app("uid = 0"), 3, "app.uid", "every root process"),
+            (app(""), 2, "app.name", "needs at least one of exe, cmdline, uid"),
+            ("[[app]]\nname = \"..\"\nuid = 1000\n".into(), 2, "app.name", "plain name"),
+            ("[[app]]\nname = \".\"\nuid = 1000\n".into(), 2, "app.name", "plain name"),
+            ("[[app]]\nname = \"\"\nuid = 1000\n".into(), 2, "app.name", "1 to 64 characters"),
+            ("[[app]]\nname = \"cgroup.procs\"\nuid = 1000\n".into(), 2, "app.name", "cgroup interface file"),
+            ("[[app]]\nname = \"memory.limit_in_bytes\"\nuid = 1000\n".into(), 2, "app.name", "cgroup interface file"),
+            ("[[app]]\nname = \"tasks\"\nuid = 1000\n".into(), 2, "app.name", "cgroup interface file"),
+            ("[[app]]\nname = \"freezer.state\"\nuid = 1000\n".into(), 2, "app.name", "cgroup interface file"),
+            ("[[app]]\nname = \"a/b\"\nuid = 1000\n".into(), 2, "app.name", "plain name"),
+            ("[[app]]\nname = \"a b\"\nuid = 1000\n".into(), 2, "app.name", "plain name"),
+            ("[[app]]\nname = \"-x\"\nuid = 1000\n".into(), 2, "app.name", "plain name"),
+            ("[[app]]\nname = \"caf\u{e9}\"\nuid = 1000\n".into(), 2, "app.name", "plain name"),
+            (format!("[[app]]\nname = \"{}\"\nuid = 1000\n", "x".repeat(65)), 2, "app.name", "1 to 64 characters"),
+            ("[[app]]\nname = \"a\"\nuid = 1\n[[app]]\nname = \"a\"\nuid = 2\n".into(), 5, "app.name", "appears twice"),
+            ("cgroup_root = \"..\"\n".into(), 1, "cgroup_root", "plain name"),
+            ("cgroup_root = \"/sys/fs/cgroup\"\n".into(), 1, "cgroup_root", "relative path"),
+            ("cgroup_root = \"\"\n".into(), 1, "cgroup_root", "1 to 64 characters"),
+            ("cgroup_root = \"floe/../x\"\n".into(), 1, "cgroup_root", "plain name"),
+            ("cgroup_root = \"cgroup.procs\"\n".into(), 1, "cgroup_root", "cgroup interface file"),
+            ("cgroup_root = \"a//b\"\n".into(), 1, "cgroup_root", "1 to 64 characters"),
+            ("adopt_layout = \"..\"\n".into(), 1, "adopt_layout", "relative to the cgroup v2 mount"),
+            ("adopt_layout = \"/x\"\n".into(), 1, "adopt_layout", "relative path"),
+            ("socket = \"\"\n".into(), 1, "socket", "must be a path"),
+            ("socket = \"floe.sock\"\n".into(), 1, "socket", "absolute path"),
+            (format!("socket = \"/{}\"\n", "s".repeat(120)), 1, "socket", "107 bytes"),
+            (format!("socket = \"{f}\"\n"), 1, "socket", "is not a socket"),
+            (format!("socket = \"{d}\"\n"), 1, "socket", "is not a socket"),
+            (format!("socket = \"{l}\"\n"), 1, "socket", "symbolic link"),
+            (format!("state_db = \"{d}\"\n"), 1, "state_db", "not a regular file"),
+            (format!("state_db = \"{l}\"\n"), 1, "state_db", "symbolic link"),
+            ("state_db = \"\"\n".into(), 1, "state_db", "must be a path"),
+            (format!("timeline = \"{l}\"\n"), 1, "timeline", "symbolic link"),
+            ("timeline = \"/dev/null\"\n".into(), 1, "timeline", "not a regular file"),
+            ("policy = \"ice\"\nsample_ms = 0\n".into(), 2, "sample_ms", "10..=60000"),
+            ("idle_sample_ms = 1\n".into(), 1, "idle_sample_ms", "got 1"),
+            ("discover_ms = 18446744073709551615\n".into(), 1, "discover_ms", "too large"),
+            ("state_save_s = 0\n".into(), 1, "state_save_s", "1..=86400"),
+            ("timeline_ms = 1\n".into(), 1, "timeline_ms", "100..=3600000"),
+            ("policy = \"nope\"\n".into(), 1, "policy", "unknown policy"),
+            ("ctl_gid = -1\n".into(), 1, "ctl_gid", "invalid value"),
+            ("adopt_layout = \"apps\"\n[[app]]\nname = \"a\"\ncmdline = \"x\"\nuid = 3\n".into(), 4, "app.cmdline", "by `uid` only"),
+        ];
+        let wrong: Vec<String> = cases
+            .iter()
+            .filter_map(|(text, line, field, says)| match Config::parse_on("f.toml", text, &host) {
+                Ok(_) => Some(format!("{text:?}: accepted")),
+                Err(e) if (e.line, e.field.as_deref()) != (Some(*line), Some(*field)) || !e.message.contains(says) => {
+                    Some(format!("{text:?}: {e}"))
+                }
+                Err(_) => None,
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{wrong:#?}");
+        assert!(cases.len() >= 53, "{} cases", cases.len());
+        // Nothing was touched: the file a bad socket named is still there.
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
+        // Suspicious but possible: accepted with a warning at the line.
+        let c = Config::parse_on("f.toml", &app("cmdline = \"python *.py\""), &host).unwrap();
+        assert_eq!((c.warnings[0].line, c.warnings[0].field.as_deref()), (Some(3), Some("app.cmdline")));
+        assert!(c.warnings[0].message.contains("no wildcards"), "{}", c.warnings[0]);
+        let c = Config::parse_on("f.toml", &app(&format!("exe = \"{d}/nothing\"")), &host).unwrap();
+        assert!(c.warnings[0].message.contains("does not exist"), "{}", c.warnings[0]);
+        let c = Config::parse_on("f.toml", &app(&format!("exe = \"{l}\"")), &host).unwrap();
+        assert!(c.warnings[0].message.contains("resolves to") && c.warnings[0].message.contains("precious.txt"), "{}", c.warnings[0]);
+        let c = Config::parse_on("f.toml", "protected = [\"systemd-journald\"]\n", &host).unwrap();
+        assert_eq!(c.warnings[0].field.as_deref(), Some("protected[0]"));
+        // What is fine passes without a warning: a plain name with dots, a budget within
+        // RAM, an existing socket path's absence.
+        let ok = format!(
+            "memory_limit_mib = 4096\nsocket = \"{d}/floe.sock\"\nstate_db = \"{d}/s.db\"\n[[app]]\nname = \"com.example.app\"\nexe = \"/bin/sh\"\n"
+        );
+        let c = Config::parse_on("f.toml", &ok, &host).unwrap();
+        assert!(c.warnings.iter().all(|w| w.field.as_deref() == Some("app.exe")), "{:?}", c.warnings);
+        assert_eq!(c.emergency_bytes(), 32 << 20);
+        let small = Config::parse_on("f.toml", "memory_limit_mib = 64\nminfree_mib = [[900, 16]]\n", &host).unwrap();
+        assert_eq!(small.emergency_bytes(), 8 << 20);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -3,10 +3,234 @@
 use crate::cgroup::Hierarchies;
 use crate::sys::{nice_of, set_nice, Pidfd};
 use crate::{Error, Result};
-use std::io::Write;
-use std::os::unix::net::UnixStream;
-use std::path::Path;
-use std::time::Duration;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// The longest request line the daemon reads; a longer one is refused unread.
+pub const MAX_REQUEST_BYTES: usize = 4096;
+/// How long a client has to send its whole request line.
+pub const REQUEST_DEADLINE: Duration = Duration::from_secs(1);
+/// How long a reply may take to write before the client is dropped.
+const REPLY_DEADLINE: Duration = Duration::from_secs(1);
+/// Clients served at once; more are told the daemon is busy and closed.
+pub const MAX_CLIENTS: usize = 32;
+
+/// A request read off the socket, for the daemon's loop: the line, who sent it, and
+/// where the reply goes (the client's thread writes it).
+pub(super) struct CtlRequest {
+    pub line: String,
+    pub uid: u32,
+    pub reply: mpsc::Sender<String>,
+}
+
+/// The control socket, served on its own thread: each client gets a thread of its own
+/// (a small stack) with a deadline and a size cap on its request line; complete
+/// requests reach the loop through a channel, with a byte on a pipe that wakes its
+/// poll. No client can delay a sample or a kill.
+pub(super) struct ControlPlane {
+    pub requests: mpsc::Receiver<CtlRequest>,
+    /// The pipe's read end: readable when requests wait.
+    pub wake: OwnedFd,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    path: PathBuf,
+}
+
+impl ControlPlane {
+    /// Binds `path` (refusing a live daemon's socket or anything not a socket there;
+    /// replacing a stale socket), gives it to root and `ctl_gid` (0660) or root alone
+    /// (0600), and starts serving.
+    pub fn bind(path: &Path, ctl_gid: Option<u32>) -> Result<ControlPlane> {
+        if let Ok(m) = std::fs::symlink_metadata(path) {
+            if !std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()) {
+                return Err(Error::Unsupported(format!("{}: exists and is not a socket; not replaced", path.display())));
+            }
+            if UnixStream::connect(path).is_ok() {
+                return Err(Error::Unsupported(format!("{}: another daemon is listening there", path.display())));
+            }
+            std::fs::remove_file(path).map_err(crate::io_err(path))?;
+        }
+        let listener = UnixListener::bind(path).map_err(crate::io_err(path))?;
+        let owned = (|| {
+            use std::os::unix::fs::PermissionsExt;
+            if let Some(gid) = ctl_gid {
+                std::os::unix::fs::chown(path, Some(0), Some(gid))?;
+            }
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(if ctl_gid.is_some() { 0o660 } else { 0o600 }))?;
+            listener.set_nonblocking(true)
+        })();
+        if let Err(e) = owned {
+            let _ = std::fs::remove_file(path);
+            return Err(crate::io_err(path)(e));
+        }
+        let mut fds = [0; 2];
+        // SAFETY: a two-int buffer for pipe2.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+            let _ = std::fs::remove_file(path);
+            return Err(crate::io_err("pipe")(std::io::Error::last_os_error()));
+        }
+        // SAFETY: fresh fds nothing else owns.
+        let (wake, poke) = unsafe { (OwnedFd::from_raw_fd(fds[0]), Arc::new(OwnedFd::from_raw_fd(fds[1]))) };
+        let (tx, rx) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("floe-ctl".into())
+            .stack_size(256 << 10)
+            .spawn(move || serve(listener, tx, poke, ctl_gid, stop2))
+            .map_err(crate::io_err("control thread"))?;
+        Ok(ControlPlane { requests: rx, wake, stop, thread: Some(thread), path: path.to_path_buf() })
+    }
+
+    /// Empties the wake pipe (the requests are in the channel).
+    pub fn drain_wake(&self) {
+        let mut buf = [0u8; 64];
+        // SAFETY: a valid fd and buffer; non-blocking.
+        while unsafe { libc::read(self.wake.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
+    }
+}
+
+impl Drop for ControlPlane {
+    /// Stops accepting and removes the socket; clients waiting for a reply are told the
+    /// daemon stopped when their request is dropped with the channel.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The accepting thread.
+fn serve(listener: UnixListener, tx: mpsc::Sender<CtlRequest>, poke: Arc<OwnedFd>, ctl_gid: Option<u32>, stop: Arc<AtomicBool>) {
+    let active = Arc::new(AtomicUsize::new(0));
+    while !stop.load(Ordering::SeqCst) {
+        let mut fd = libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut fd, 1, 200) };
+        while let Ok((mut s, _)) = listener.accept() {
+            if active.load(Ordering::SeqCst) >= MAX_CLIENTS {
+                let _ = s.set_nonblocking(true);
+                let _ = s.write_all(b"error: busy: too many clients\n");
+                continue;
+            }
+            active.fetch_add(1, Ordering::SeqCst);
+            let (tx, poke, mine) = (tx.clone(), poke.clone(), active.clone());
+            let spawned = std::thread::Builder::new().name("floe-ctl-client".into()).stack_size(128 << 10).spawn(move || {
+                client(s, &tx, &poke, ctl_gid);
+                mine.fetch_sub(1, Ordering::SeqCst);
+            });
+            if spawned.is_err() {
+                active.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// Reads one request line within [`REQUEST_DEADLINE`] and [`MAX_REQUEST_BYTES`].
+fn read_request(s: &mut UnixStream) -> std::result::Result<String, String> {
+    let start = Instant::now();
+    let mut buf = Vec::with_capacity(256);
+    let mut chunk = [0u8; 1024];
+    loop {
+        let left = REQUEST_DEADLINE.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            return Err(format!("no complete request within {} ms", REQUEST_DEADLINE.as_millis()));
+        }
+        s.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
+        match s.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => {
+                buf.extend_from_slice(&chunk[..n]);
+                if buf.contains(&b'\n') {
+                    break;
+                }
+                if buf.len() > MAX_REQUEST_BYTES {
+                    return Err(format!("request longer than {MAX_REQUEST_BYTES} bytes"));
+                }
+            }
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                return Err(format!("no complete request within {} ms", REQUEST_DEADLINE.as_millis()))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let line = buf.split(|&b| b == b'\n').next().unwrap_or(&[]);
+    if line.len() > MAX_REQUEST_BYTES {
+        return Err(format!("request longer than {MAX_REQUEST_BYTES} bytes"));
+    }
+    String::from_utf8(line.to_vec()).map_err(|_| "request is not UTF-8".to_string())
+}
+
+/// One client: its credentials checked, its line read and handed to the loop, the
+/// reply written back.
+fn client(mut s: UnixStream, tx: &mpsc::Sender<CtlRequest>, poke: &OwnedFd, ctl_gid: Option<u32>) {
+    let _ = s.set_write_timeout(Some(REPLY_DEADLINE));
+    let uid = match peer_allowed(&s, ctl_gid) {
+        Ok(uid) => uid,
+        Err(e) => {
+            let _ = writeln!(s, "error: {e}");
+            return;
+        }
+    };
+    let line = match read_request(&mut s) {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = writeln!(s, "error: {e}");
+            return;
+        }
+    };
+    let (reply, answer) = mpsc::channel();
+    if tx.send(CtlRequest { line, uid, reply }).is_err() {
+        let _ = writeln!(s, "error: the daemon is stopping");
+        return;
+    }
+    // SAFETY: a valid fd and one byte; a full pipe already wakes the loop.
+    unsafe { libc::write(poke.as_fd().as_raw_fd(), b"x".as_ptr().cast(), 1) };
+    let text = answer.recv().unwrap_or_else(|_| "error: the daemon stopped before answering\n".into());
+    let _ = s.write_all(text.as_bytes());
+}
+
+/// The peer's (uid, gid, pid) from SO_PEERCRED.
+fn peer_cred(s: &UnixStream) -> std::result::Result<libc::ucred, String> {
+    let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: a valid socket fd and a buffer of the right size for SO_PEERCRED.
+    let r =
+        unsafe { libc::getsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_PEERCRED, &mut cred as *mut _ as *mut libc::c_void, &mut len) };
+    if r != 0 {
+        return Err("cannot read peer credentials".into());
+    }
+    Ok(cred)
+}
+
+/// Root, or a member of `ctl_gid` (its primary group, or a supplementary one as
+/// /proc/PID/status lists them). Returns the peer's uid.
+fn peer_allowed(s: &UnixStream, ctl_gid: Option<u32>) -> std::result::Result<u32, String> {
+    let cred = peer_cred(s)?;
+    if cred.uid == 0 {
+        return Ok(0);
+    }
+    let Some(gid) = ctl_gid else {
+        return Err(format!("uid {} may not control floe (root only: no ctl_gid)", cred.uid));
+    };
+    let supplementary = || {
+        let status = crate::read(format!("/proc/{}/status", cred.pid)).unwrap_or_default();
+        status.lines().find_map(|l| l.strip_prefix("Groups:")).is_some_and(|g| g.split_whitespace().any(|x| x.parse() == Ok(gid)))
+    };
+    if cred.gid == gid || supplementary() {
+        Ok(cred.uid)
+    } else {
+        Err(format!("uid {} gid {} may not control floe (not in group {gid})", cred.uid, cred.gid))
+    }
+}
 
 /// Thaws every group under `root` in the hierarchies that can freeze.
 pub fn thaw_all(h: &Hierarchies, root: &str) -> Result<()> {
@@ -49,11 +273,30 @@ pub fn thaw_layout(h: &Hierarchies, layout: &str) -> Result<()> {
     Ok(())
 }
 
+/// Makes this process the last the kernel's OOM killer takes (oom_score_adj -1000)
+/// and locks its memory as it is touched (mlockall with MCL_ONFAULT: pages are never
+/// swapped out or dropped, and what is never touched is never locked), as earlyoom and
+/// lmkd do: a killer that waits on a page fault under pressure kills late. Returns what
+/// could not be done.
+pub fn protect_self() -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Err(e) = crate::write("/proc/self/oom_score_adj", "-1000") {
+        notes.push(format!("cannot set own oom_score_adj: {e}"));
+    }
+    // SAFETY: mlockall has no memory preconditions.
+    if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE | libc::MCL_ONFAULT) } != 0 {
+        notes.push(format!("cannot lock own memory: {}", std::io::Error::last_os_error()));
+    }
+    notes
+}
+
 /// The supervisor: waits for the daemon to exit, however it exits, and thaws every app
 /// within a second of it.
 pub fn supervise(daemon_pid: i32, root: &str, layout: Option<&str>, unboost: bool) -> Result<()> {
     let h = Hierarchies::detect()?;
     let p = Pidfd::open(daemon_pid)?;
+    // Only a failure to protect itself: the supervisor still works.
+    let _ = protect_self();
     loop {
         match p.wait_exit(Duration::from_secs(3600)) {
             Ok(()) => break,

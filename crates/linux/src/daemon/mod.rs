@@ -18,11 +18,12 @@ use floe_core::{
     Action, AppId, AppInfo, AppState, CpuClass, CpuMode, Event, LaunchKind, LmkMode, LmkdMode, MemInfo, Nanos, PageKind, Pages, Policy,
     PriorityClass, ReclaimOrder, Setup, SwapSetup, SwapTier, SystemView,
 };
-use std::io::{BufRead, BufReader, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 mod config;
@@ -76,6 +77,10 @@ struct App {
     /// A background page-out of the app freed nothing (its memory locked, no swap room):
     /// not tried again until free memory is back above where page-outs start.
     pageout_futile: bool,
+    /// In a dry run, where no group is made: the processes the rules matched.
+    dry_pids: Option<Vec<i32>>,
+    /// The oom_score_adj last written to each of the app's processes.
+    adj_set: BTreeMap<i32, i32>,
 }
 
 impl App {
@@ -99,6 +104,17 @@ impl App {
             frozen_since: None,
             paged_out: false,
             pageout_futile: false,
+            dry_pids: None,
+            adj_set: BTreeMap::new(),
+        }
+    }
+
+    /// The app's processes: its group's, or in a dry run those the rules matched that
+    /// are still alive.
+    fn pids(&self) -> Vec<i32> {
+        match &self.dry_pids {
+            Some(p) => p.iter().copied().filter(|pid| Path::new(&format!("/proc/{pid}")).exists()).collect(),
+            None => self.group.pids().unwrap_or_default(),
         }
     }
 }
@@ -125,9 +141,25 @@ struct Counters {
     /// Pages of background apps advised out below a policy's swap threshold or, under
     /// FG-last eviction, the low watermark.
     bg_pageout_pages: u64,
+    /// Kills below the emergency margin.
+    emergency_kills: u64,
+    /// Samples taken (the loop's heartbeat).
+    samples: u64,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
+
+/// The state database key of the daemon's own session ([`Session`]).
+pub const SESSION_KEY: &str = "floe/session";
+
+/// What a restarted daemon restores: the foreground app, the frozen ones, and every
+/// app by recency, least recently used first (the order oom_adj follows).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Session {
+    pub fg: Option<String>,
+    pub frozen: Vec<String>,
+    pub order: Vec<String>,
+}
 
 extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
@@ -184,7 +216,15 @@ pub struct Daemon {
     advice: Vec<Advice>,
     /// The `floe ctl` client whose request is being handled, for an action that will
     /// answer it when it ends.
-    ctl_client: Option<UnixStream>,
+    ctl_client: Option<Sender<String>>,
+    /// The control socket's thread and its requests.
+    ctl: Option<ControlPlane>,
+    /// Wake-ups on the budget's memory: v1 usage thresholds (eventfds), the root
+    /// group's v2 memory.events (POLLPRI), and a PSI trigger on its memory.pressure.
+    budget_wakes: Vec<(OwnedFd, libc::c_short)>,
+    root_psi: Option<PsiTrigger>,
+    /// Below this many pages free, the emergency kill.
+    emergency: Pages,
     scanner: ProcScanner,
     timeline: Option<Timeline>,
 }
@@ -248,7 +288,19 @@ struct Timeline {
 impl Timeline {
     /// Opens (or appends to) the timeline file; the header goes only into an empty one.
     fn open(path: &Path, every_ms: u64) -> Result<Timeline> {
-        let f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(crate::io_err(path))?;
+        use std::os::unix::fs::OpenOptionsExt;
+        // Never through a link: a link planted where the timeline goes would have root
+        // append to whatever it names.
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o640)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+            .map_err(crate::io_err(path))?;
+        if !f.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(Error::Unsupported(format!("{}: not a regular file", path.display())));
+        }
         let empty = f.metadata().map(|m| m.len() == 0).unwrap_or(true);
         let every = Duration::from_millis(every_ms);
         let kswapd = kswapd_pids();
@@ -267,7 +319,12 @@ impl Timeline {
 }
 
 impl Daemon {
-    /// Sets up the groups, thaws what a previous floe left frozen, starts the supervisor.
+    /// Sets up the groups, thaws what a previous floe left frozen, starts the supervisor
+    /// and the control socket. What is checked or opened before anything on the system
+    /// changes: the policy, the socket (its path is bound first), the state database and
+    /// the timeline. A start-up that fails after making groups removes the ones it made.
+    /// In a dry run no group is made, thawed, limited or filled: the apps are the
+    /// processes the rules match, observed in place.
     pub fn new(cfg: Config, supervisor_exe: Option<&Path>) -> Result<Daemon> {
         let hier = Hierarchies::detect()?;
         let policy = floe_policies::make(&cfg.policy).ok_or_else(|| Error::Unsupported(format!("unknown policy `{}`", cfg.policy)))?;
@@ -278,31 +335,112 @@ impl Daemon {
                 cfg.policy
             )));
         }
-        thaw_all(&hier, &cfg.cgroup_root)?;
-        if let Some(l) = &cfg.adopt_layout {
-            thaw_layout(&hier, l)?;
+        let ctl = ControlPlane::bind(&cfg.socket, cfg.ctl_gid)?;
+        let store = if cfg.dry_run && !cfg.state_db.exists() { Store::in_memory() } else { Store::open(&cfg.state_db) }?;
+        let timeline = match &cfg.timeline {
+            Some(path) => Some(Timeline::open(path, cfg.timeline_ms)?),
+            None => None,
+        };
+        let mut made = Vec::new();
+        let r = Daemon::start(cfg, hier, policy, setup, store, timeline, ctl, supervisor_exe, &mut made);
+        if r.is_err() {
+            // Deepest first; a group that holds a process stays (the kernel refuses).
+            for d in made.iter().rev() {
+                let _ = std::fs::remove_dir(d);
+            }
         }
-        let root = AppGroup::create(&hier, &cfg.cgroup_root)?;
+        r
+    }
+
+    /// [`Daemon::new`] from the point where groups are made; `made` collects the
+    /// directories it creates.
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        cfg: Config,
+        hier: Hierarchies,
+        policy: Box<dyn Policy>,
+        setup: Setup,
+        store: Store,
+        timeline: Option<Timeline>,
+        ctl: ControlPlane,
+        supervisor_exe: Option<&Path>,
+        made: &mut Vec<PathBuf>,
+    ) -> Result<Daemon> {
+        let dry = cfg.dry_run;
+        let mut create = |rel: &str| -> Result<AppGroup> {
+            if dry {
+                return Ok(AppGroup::planned(&hier, rel));
+            }
+            let missing = AppGroup::missing_dirs(&hier, rel);
+            let r = AppGroup::create(&hier, rel);
+            made.extend(missing.into_iter().filter(|d| d.is_dir()));
+            r
+        };
+        if !dry {
+            thaw_all(&hier, &cfg.cgroup_root)?;
+            if let Some(l) = &cfg.adopt_layout {
+                thaw_layout(&hier, l)?;
+            }
+        }
+        let root = create(&cfg.cgroup_root)?;
         if let Some(e) = refaults_unheard(&cfg.policy, &setup, &root) {
             return Err(e);
         }
-        if let Some(mib) = cfg.memory_limit_mib {
-            root.set_memory_limit(mib << 20)?;
+        let mut apps = Vec::new();
+        for r in cfg.apps.iter().filter(|_| cfg.adopt_layout.is_none()) {
+            let group = create(&format!("{}/{}", cfg.cgroup_root, r.name))?;
+            let mut app = App::new(r.clone(), group, false);
+            if dry {
+                app.dry_pids = Some(Vec::new());
+            }
+            apps.push(app);
         }
+        let budget = cfg.memory_limit_mib.map(|mib| mib << 20);
+        let emergency = Pages(cfg.emergency_bytes() / 4096);
+        let mut budget_wakes = Vec::new();
+        let mut notes = Vec::new();
+        if let (Some(bytes), false) = (budget, dry) {
+            root.set_memory_limit(bytes)?;
+            // Wake when use crosses the emergency margin and the lowest level's line
+            // below the limit (v1), or on the group's memory events with memory.high
+            // the margin below the limit (v2).
+            let highest_level = cfg.minfree_mib.iter().map(|&(_, m)| (m * 1048576.0) as u64).max().unwrap_or(0);
+            for below in [emergency.0 * 4096, highest_level] {
+                if below > 0 && below < bytes {
+                    match root.usage_threshold(bytes - below) {
+                        Ok(fd) => budget_wakes.push((fd, libc::POLLIN)),
+                        Err(e) => notes.push(format!("budget: no usage threshold: {e}")),
+                    }
+                }
+            }
+            if let Some(crate::cgroup::MemoryController::V2(d)) = root.memory_controller() {
+                if let Err(e) = root.set_memory_high(bytes - emergency.0 * 4096) {
+                    notes.push(format!("budget: {e}"));
+                }
+                match std::fs::File::open(d.join("memory.events")) {
+                    Ok(f) => budget_wakes.push((f.into(), libc::POLLPRI)),
+                    Err(e) => notes.push(format!("budget: cannot watch memory.events: {e}")),
+                }
+            }
+        }
+        if let (Some(_), false) = (cfg.memory_limit_mib, dry) {
+            if let Err(e) = root.moves_charges() {
+                notes.push(format!("budget: {e}"));
+            }
+        }
+        // Stalls of the apps' own group wake the loop too (cgroup v2 PSI).
+        let root_psi = root
+            .pressure_path()
+            .filter(|p| !dry && p.exists())
+            .and_then(|p| PsiTrigger::new(&p.display().to_string(), false, Duration::from_millis(50), crate::check::PSI_WINDOW).ok());
         let lmk_levels = match setup.kill_threshold {
             // One level: any app but the foreground, as the simulator does.
             Some(t) => vec![(1, t)],
             None => cfg.minfree_mib.iter().map(|&(adj, mib)| (adj, Pages::from_mib_f64(mib))).collect(),
         };
-        let store = Store::open(&cfg.state_db)?;
         let prepager = setup.prepage.filter(|p| p.anon).map(|_| AnonPrepager::new());
         let file_prepager = setup.prepage.filter(|p| p.file).map(|_| FilePrepager::new());
-        let mut apps = Vec::new();
-        for r in cfg.apps.iter().filter(|_| cfg.adopt_layout.is_none()) {
-            let group = AppGroup::create(&hier, &format!("{}/{}", cfg.cgroup_root, r.name))?;
-            apps.push(App::new(r.clone(), group, false));
-        }
-        let supervisor = match supervisor_exe {
+        let supervisor = match supervisor_exe.filter(|_| !dry) {
             Some(exe) => std::process::Command::new(exe)
                 .args(["daemon", "--supervise", &std::process::id().to_string(), "--cgroup-root", &cfg.cgroup_root])
                 .args(cfg.adopt_layout.iter().flat_map(|l| ["--adopt-layout", l.as_str()]))
@@ -345,11 +483,27 @@ impl Daemon {
             frozen_pageout_of: None,
             advice: Vec::new(),
             ctl_client: None,
+            ctl: Some(ctl),
+            budget_wakes,
+            root_psi,
+            emergency,
         };
+        for w in std::mem::take(&mut d.cfg.warnings) {
+            d.log(&format!("config: warning: {w}"));
+        }
+        for n in notes {
+            d.log(&n);
+        }
+        if dry {
+            d.log("dry run: no group is made, thawed, limited or filled; apps are the processes their rules match, and no action is taken");
+        }
+        // The last session's foreground and recency come back before the first sample,
+        // so nothing the policy does at start touches the app the user was in.
+        let session = d.store.load(SESSION_KEY)?;
+        let frozen = session.as_deref().map(|s| d.restore_session(s)).unwrap_or_default();
         d.sample(true);
         d.pending.clear();
-        if let Some(path) = &d.cfg.timeline {
-            let mut t = Timeline::open(path, d.cfg.timeline_ms)?;
+        if let Some(mut t) = timeline {
             // Counts start from here, not from what the first sample found.
             t.c = d.c;
             t.apps_us = d.apps_cpu_us();
@@ -377,6 +531,13 @@ impl Daemon {
                 }
             }
         }
+        // Apps that were frozen when the last daemon stopped are frozen again (the
+        // supervisor thawed them), never the foreground.
+        for i in frozen {
+            if d.apps[i].state != AppState::Dead && d.fg != Some(AppId(i as u16)) {
+                let _ = d.apply(Action::Freeze(AppId(i as u16)));
+            }
+        }
         if d.setup.reclaim == ReclaimOrder::FgLast {
             d.log(&format!(
                 "note: policy {} reclaims the foreground app's pages last: below the low watermark floe pages out background apps first, least recently used first, up to the high one; the kernel's own reclaim keeps its LRU order",
@@ -399,6 +560,56 @@ impl Daemon {
             d.keep_out_of_swap(i);
         }
         Ok(d)
+    }
+
+    /// Restores the foreground app and the apps' recency order saved by the last
+    /// daemon ([`SESSION_KEY`]); returns the apps that were frozen.
+    fn restore_session(&mut self, text: &str) -> Vec<usize> {
+        let s: Session = match serde_json::from_str(text) {
+            Ok(s) => s,
+            Err(e) => {
+                self.log(&format!("state: ignoring the saved session: {e}"));
+                return Vec::new();
+            }
+        };
+        // Least recently used first: each a nanosecond after the one before, all before
+        // this daemon's first sample.
+        for (k, name) in s.order.iter().enumerate() {
+            if let Ok(i) = self.app_named(name) {
+                self.apps[i].last_used = Nanos(k as u64 + 1);
+            }
+        }
+        if let Some(i) = s.fg.as_deref().and_then(|n| self.app_named(n).ok()) {
+            self.fg = Some(AppId(i as u16));
+            self.log(&format!(
+                "state: {} was in the foreground: it stays there until `floe ctl fg` says otherwise",
+                s.fg.as_deref().unwrap_or("")
+            ));
+        }
+        s.frozen.iter().filter_map(|n| self.app_named(n).ok()).collect()
+    }
+
+    /// What a restarted daemon needs of this one: the foreground, the frozen apps, and
+    /// the apps by recency (least recent first).
+    fn session(&self) -> Session {
+        let mut order: Vec<usize> = (0..self.apps.len()).collect();
+        order.sort_by_key(|&i| (self.fg == Some(AppId(i as u16)), self.apps[i].last_used));
+        Session {
+            fg: self.fg.map(|f| self.apps[f.0 as usize].rule.name.clone()),
+            frozen: self.apps.iter().filter(|a| a.state == AppState::Frozen).map(|a| a.rule.name.clone()).collect(),
+            order: order.into_iter().map(|i| self.apps[i].rule.name.clone()).collect(),
+        }
+    }
+
+    /// Saves the session at once (the foreground changed).
+    fn save_session(&mut self) {
+        if self.cfg.dry_run {
+            return;
+        }
+        let text = serde_json::to_string(&self.session()).expect("a session serializes");
+        if let Err(e) = self.store.save(SESSION_KEY, &text) {
+            self.log(&format!("state: cannot save the session: {e}"));
+        }
     }
 
     /// Adopts the layout's `uid_N` groups that are new since the last look.
@@ -448,6 +659,10 @@ impl Daemon {
     /// Saves what the policy learned, in one transaction.
     fn save_state(&mut self) {
         self.last_save = Instant::now();
+        if self.cfg.dry_run {
+            return;
+        }
+        self.save_session();
         // One record for both estimators: {"anon": ..., "file": ...}.
         let parts =
             self.prepager.as_ref().map(AnonPrepager::export).into_iter().chain(self.file_prepager.as_ref().map(FilePrepager::export));
@@ -529,7 +744,7 @@ impl Daemon {
             // victim's exit, so this holds only after a kill that timed out.
             let since = l.last_kill.map(|(at, _)| Nanos(at.elapsed().as_nanos() as u64));
             let victim = l.last_kill.map(|(_, v)| v.0 as usize);
-            if lmkd::kill_pending(since, || victim.is_some_and(|v| !self.apps[v].group.pids().unwrap_or_default().is_empty())) {
+            if lmkd::kill_pending(since, || victim.is_some_and(|v| !self.apps[v].pids().is_empty())) {
                 return;
             }
             let Some(min_adj) = lmk_level(&self.lmk_levels, free) else { return };
@@ -589,13 +804,28 @@ impl Daemon {
             if discover && self.apps[i].adopted {
                 let _ = self.apps[i].group.sync_memory();
             }
-            let in_group: Vec<i32> = if discover { self.apps[i].group.pids().unwrap_or_default() } else { Vec::new() };
-            for p in procs.iter().filter(|p| self.apps[i].rule.matches(p) && !in_group.contains(&p.pid)) {
-                if guard(p.pid, &p.comm, &self.cfg.protected, me, self.supervisor).is_ok() && self.apps[i].group.add(p.pid).is_ok() {
-                    self.log(&format!("app {}: adopted pid {} ({})", self.apps[i].rule.name, p.pid, p.comm));
+            let in_group: Vec<i32> = if discover { self.apps[i].pids() } else { Vec::new() };
+            let new: Vec<&ProcInfo> = procs.iter().filter(|p| self.apps[i].rule.matches(p) && !in_group.contains(&p.pid)).collect();
+            for p in new {
+                if guard(p.pid, &p.comm, &self.cfg.protected, me, self.supervisor).is_err() {
+                    continue;
+                }
+                let added = match self.apps[i].dry_pids.as_mut() {
+                    Some(d) => {
+                        d.push(p.pid);
+                        true
+                    }
+                    None => self.apps[i].group.add(p.pid).is_ok(),
+                };
+                if added {
+                    let how = if self.cfg.dry_run { "dry-run: would adopt" } else { "adopted" };
+                    self.log(&format!("app {}: {how} pid {} ({})", self.apps[i].rule.name, p.pid, p.comm));
                 }
             }
-            let pids = self.apps[i].group.pids().unwrap_or_default();
+            let pids = self.apps[i].pids();
+            if let Some(d) = self.apps[i].dry_pids.as_mut() {
+                d.retain(|p| pids.contains(p));
+            }
             if discover && self.fg == Some(AppId(i as u16)) {
                 self.fg_boost_pids(AppId(i as u16), true, pids.clone());
             }
@@ -635,6 +865,8 @@ impl Daemon {
                 self.apps[i].refaults = Some(now);
             }
         }
+        self.set_oom_adj();
+        self.c.samples += 1;
         self.refresh_meminfo();
         self.frozen_first_pageout();
         self.background_pageout();
@@ -668,6 +900,58 @@ impl Daemon {
         }
     }
 
+    /// Gives each app's processes the oom_score_adj of the app's oom_adj as the policy
+    /// sees it (foreground 0, perceptible 200, cached 900 and up by recency), so that
+    /// when the kernel's OOM killer acts, at the budget's limit or the machine's, it
+    /// takes the app floe would have, never the foreground first. Written only where it
+    /// changed; not in a dry run.
+    fn set_oom_adj(&mut self) {
+        if self.cfg.dry_run {
+            return;
+        }
+        for i in 0..self.apps.len() {
+            if self.apps[i].state == AppState::Dead && self.apps[i].adj_set.is_empty() {
+                continue;
+            }
+            let adj = self.app(AppId(i as u16)).map_or(0, |a| a.oom_adj).clamp(-1000, 1000);
+            let pids = self.apps[i].pids();
+            let x = &mut self.apps[i];
+            x.adj_set.retain(|p, _| pids.contains(p));
+            for pid in pids {
+                if x.adj_set.get(&pid) != Some(&adj) && crate::write(format!("/proc/{pid}/oom_score_adj"), &adj.to_string()).is_ok() {
+                    x.adj_set.insert(pid, adj);
+                }
+            }
+        }
+    }
+
+    /// The emergency margin: below it, free memory (the budget's, or the machine's)
+    /// is about to run out faster than a policy's next step; the app with the highest
+    /// oom_adj that is not the foreground (the largest among equals) dies at once,
+    /// whatever the policy. Returns whether it killed.
+    fn emergency(&mut self) -> bool {
+        self.refresh_meminfo();
+        if self.meminfo.free >= self.emergency {
+            return false;
+        }
+        let free = self.meminfo.free;
+        let Some(v) = stock_victim(&self.app_infos(), self.fg, i32::MIN) else { return false };
+        self.log(&format!(
+            "emergency: {} MiB free, below the {} MiB margin: killing {}",
+            free.0 / 256,
+            self.emergency.0 / 256,
+            self.apps[v.0 as usize].rule.name
+        ));
+        let kills = self.c.kills;
+        let _ = self.apply(Action::Kill(vec![v]));
+        if self.c.kills > kills {
+            self.c.emergency_kills += 1;
+        }
+        self.stay_busy(BUSY_AFTER_PRESSURE);
+        self.sample(false);
+        true
+    }
+
     /// Removes the groups floe made (each app's, then the root), leaving any that still
     /// hold processes or groups of someone else's (the kernel refuses those); an
     /// adopted layout's groups are never touched. Returns the groups left.
@@ -685,8 +969,15 @@ impl Daemon {
     fn refresh_meminfo(&mut self) {
         self.meminfo = read_meminfo(self.min_free_kb);
         if let Some(mib) = self.cfg.memory_limit_mib {
-            if let Ok(g) = self.root.memory_usage() {
-                self.meminfo = budget_meminfo(self.meminfo, mib << 20, &g);
+            if let Ok(mut g) = self.root.memory_usage() {
+                // What the apps hold counts even where its charge stayed outside the
+                // budget's group (allocated before they were adopted, on kernels that
+                // do not move charges).
+                g.usage = g.usage.max(self.apps.iter().map(|a| a.rss).sum());
+                // What swap can still take of the apps' anonymous memory counts as
+                // free, unless the policy keeps apps out of swap.
+                let swap_room = if self.setup.swap == SwapSetup::None { 0 } else { swap_room(&self.meminfo) };
+                self.meminfo = budget_meminfo(self.meminfo, mib << 20, &g, swap_room);
             }
         }
     }
@@ -776,7 +1067,7 @@ impl Daemon {
         if self.fg == Some(a) && what != "thaw" && what != "prepage" {
             return Err(format!("{} is in the foreground", app.rule.name));
         }
-        for pid in app.group.pids().unwrap_or_default() {
+        for pid in app.pids() {
             let comm = read(format!("/proc/{pid}/comm")).unwrap_or_default();
             guard(pid, comm.trim(), &self.cfg.protected, me, self.supervisor)?;
         }
@@ -923,7 +1214,7 @@ impl Daemon {
         if self.setup.cpu != CpuMode::FgBoost {
             return;
         }
-        let pids = self.apps.get(app.0 as usize).map(|x| x.group.pids().unwrap_or_default()).unwrap_or_default();
+        let pids = self.apps.get(app.0 as usize).map(App::pids).unwrap_or_default();
         self.fg_boost_pids(app, on, pids);
     }
 
@@ -968,7 +1259,7 @@ impl Daemon {
         self.stay_busy(BUSY_AFTER_LAUNCH);
         self.end_switch(None);
         if kind == LaunchKind::Warm && !self.cfg.dry_run {
-            let pids = self.apps[i].group.pids().unwrap_or_default();
+            let pids = self.apps[i].pids();
             if let Some((swapped, fetching)) = self.prepager.as_mut().map(|p| p.begin(name, &pids)) {
                 self.c.prepaged += fetching as u64;
                 self.log(&format!("asap: switch to {name}: {swapped} pages in swap, prepaging {fetching}"));
@@ -981,6 +1272,7 @@ impl Daemon {
         if let Some(f) = from.filter(|&f| f != to) {
             self.fg_boost(f, false);
         }
+        self.save_session();
         self.fg_boost(to, true);
         self.pending.push(Event::LaunchStarted { app: to, kind });
         self.pending.push(Event::AppSwitch { from, to: Some(to) });
@@ -998,7 +1290,7 @@ impl Daemon {
     /// could take, asked for by hand (all of the app's anonymous memory without MIB),
     /// through the same guard; `client` is answered with what the daemon logged of it,
     /// when it ends (over several samples for more than one sample's share).
-    fn manual(&mut self, client: UnixStream, name: &str, mib: Option<&str>, prepage: bool) {
+    fn manual(&mut self, client: Sender<String>, name: &str, mib: Option<&str>, prepage: bool) {
         let parsed = self.app_named(name).and_then(|i| match mib {
             Some(m) => {
                 let v: f64 = m.parse().map_err(|_| format!("`{m}` is not a number of MiB"))?;
@@ -1066,7 +1358,7 @@ impl Daemon {
         if only.is_some_and(|o| o != i) {
             return None;
         }
-        let pids = self.apps[i].group.pids().unwrap_or_default();
+        let pids = self.apps[i].pids();
         Some((app, pids))
     }
 
@@ -1105,7 +1397,7 @@ impl Daemon {
             self.fg.map_or("-".into(), |a| self.apps[a.0 as usize].rule.name.clone())
         );
         for a in &self.apps {
-            s += &format!("{} {:?} pids {:?}\n", a.rule.name, a.state, a.group.pids().unwrap_or_default());
+            s += &format!("{} {:?} pids {:?}\n", a.rule.name, a.state, a.pids());
         }
         s
     }
@@ -1124,6 +1416,8 @@ impl Daemon {
             ("refaults_fg_file", "workingset refaults of the foreground app, file", c.refaults_fg_file),
             ("refused_actions", "actions the guard refused", c.refused),
             ("low_memory", "samples below a low-memory killer level", c.low_memory),
+            ("emergency_kills", "apps killed below the emergency margin", c.emergency_kills),
+            ("samples", "samples taken", c.samples),
             ("prepaged_pages", "anonymous pages ASAP fetched ahead of app switches", c.prepaged),
             ("switch_swap_faults", "pages in swap the app faulted in itself during a switch", c.switch_faults),
             ("prepaged_file_pages", "file pages ASAP read ahead of app switches", c.prepaged_file),
@@ -1142,56 +1436,69 @@ impl Daemon {
         s
     }
 
-    fn handle_client(&mut self, mut stream: UnixStream) {
-        let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
-        if let Err(e) = self.peer_allowed(&stream) {
-            let _ = writeln!(stream, "error: {e}");
-            return;
+    /// One `floe ctl` request from the control thread. A caller other than root acts
+    /// only on apps whose processes all run under its own uid (and a dead app only if
+    /// its rule names that uid).
+    fn handle_request(&mut self, req: CtlRequest) {
+        let CtlRequest { line, uid, reply } = req;
+        let request = Request::parse(&line);
+        let target = match &request {
+            Ok(Request::Fg(app) | Request::LaunchDone(app, _) | Request::Reclaim(app, _) | Request::Prepage(app, _)) => Some(*app),
+            _ => None,
+        };
+        if let Some(app) = target.filter(|_| uid != 0) {
+            if let Err(e) = self.owned_by(app, uid) {
+                self.log(&format!("ctl: uid {uid} refused: {e}"));
+                return answer(reply, Err(e));
+            }
         }
-        let mut line = String::new();
-        if BufReader::new(&stream).read_line(&mut line).is_err() {
-            return;
-        }
-        let reply = match Request::parse(&line) {
+        let r = match request {
             Ok(Request::Fg(app)) => self.set_foreground(app).map(|_| "ok\n".to_string()),
             Ok(Request::LaunchDone(app, ms)) => self.launch_done(app, ms).map(|_| "ok\n".to_string()),
             Ok(Request::Status) => Ok(self.status()),
             Ok(Request::Apps) => Ok(self.apps.iter().map(|a| format!("{}\n", a.rule.name)).collect()),
             Ok(Request::Metrics) => Ok(self.metrics()),
-            Ok(Request::Reclaim(app, mib)) => return self.manual(stream, app, mib, false),
-            Ok(Request::Prepage(app, mib)) => return self.manual(stream, app, mib, true),
+            Ok(Request::Reclaim(app, mib)) => return self.manual(reply, app, mib, false),
+            Ok(Request::Prepage(app, mib)) => return self.manual(reply, app, mib, true),
             Err(e) => Err(e),
         };
-        answer(stream, reply);
+        answer(reply, r);
     }
 
-    /// Root, or the configured group (SO_PEERCRED).
-    fn peer_allowed(&self, s: &UnixStream) -> std::result::Result<(), String> {
-        let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
-        let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-        // SAFETY: a valid socket fd and a buffer of the right size for SO_PEERCRED.
-        let r = unsafe {
-            libc::getsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_PEERCRED, &mut cred as *mut _ as *mut libc::c_void, &mut len)
+    /// Whether uid `uid` may act on app `name`: every process of it runs under `uid`.
+    fn owned_by(&self, name: &str, uid: u32) -> std::result::Result<(), String> {
+        let i = self.app_named(name)?;
+        let pids = self.apps[i].pids();
+        let uid_of = |pid: i32| {
+            read(format!("/proc/{pid}/status"))
+                .ok()
+                .and_then(|t| t.lines().find_map(|l| l.strip_prefix("Uid:")).and_then(|u| u.split_whitespace().next()?.parse::<u32>().ok()))
         };
-        if r != 0 {
-            return Err("cannot read peer credentials".into());
-        }
-        if cred.uid == 0 || self.cfg.ctl_gid == Some(cred.gid) {
+        let owned =
+            if pids.is_empty() { self.apps[i].rule.uid == Some(uid) } else { pids.iter().all(|&p| uid_of(p).is_none_or(|u| u == uid)) };
+        if owned {
             Ok(())
         } else {
-            Err(format!("uid {} gid {} may not control floe", cred.uid, cred.gid))
+            Err(format!("uid {uid} may act only on its own apps; `{name}` is not (all) its"))
         }
     }
 
-    /// Runs until SIGTERM or SIGINT; thaws everything on the way out.
+    /// Runs until SIGTERM or SIGINT; thaws everything on the way out. The daemon first
+    /// makes itself the last thing the kernel's OOM killer takes and locks its memory
+    /// ([`protect_self`]).
     pub fn run(&mut self) -> Result<()> {
         for sig in [libc::SIGTERM, libc::SIGINT] {
             // SAFETY: installing an async-signal-safe handler that only stores an atomic.
             unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
         }
-        let _ = std::fs::remove_file(&self.cfg.socket);
-        let listener = UnixListener::bind(&self.cfg.socket).map_err(crate::io_err(&self.cfg.socket))?;
-        listener.set_nonblocking(true).map_err(crate::io_err(&self.cfg.socket))?;
+        for note in protect_self() {
+            self.log(&note);
+        }
+        self.run_until(&STOP)
+    }
+
+    /// The loop, until `stop` is set; thaws everything on the way out.
+    pub fn run_until(&mut self, stop: &AtomicBool) -> Result<()> {
         let psi = PsiTrigger::new("/proc/pressure/memory", false, Duration::from_millis(150), crate::check::PSI_WINDOW)?;
         if self.cfg.lmkd.on_psi() {
             let name = self.cfg.lmkd.name();
@@ -1217,15 +1524,24 @@ impl Daemon {
         let tick = self.setup.tick;
         let (mut next_sample, mut next_tick, mut next_discover) = (Instant::now(), Instant::now(), Instant::now());
         self.log(&format!("floe daemon: policy {}, {} apps, socket {}", self.cfg.policy, self.apps.len(), self.cfg.socket.display()));
-        while !STOP.load(Ordering::SeqCst) {
+        while !stop.load(Ordering::SeqCst) {
             let now = Instant::now();
             let wake = tick.map_or(next_sample, |_| next_sample.min(next_tick)).min(next_discover);
             let wake = self.timeline.as_ref().map_or(wake, |t| wake.min(t.next));
             let mut timeout = wake.saturating_duration_since(now).min(Duration::from_millis(200));
+            let wake_fd = self.ctl.as_ref().map_or(-1, |c| c.wake.as_raw_fd());
             let mut fds = vec![
                 libc::pollfd { fd: psi.raw_fd(), events: libc::POLLPRI, revents: 0 },
-                libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+                libc::pollfd { fd: wake_fd, events: libc::POLLIN, revents: 0 },
             ];
+            let budget_at = fds.len();
+            for (fd, ev) in &self.budget_wakes {
+                fds.push(libc::pollfd { fd: fd.as_raw_fd(), events: *ev, revents: 0 });
+            }
+            if let Some(t) = &self.root_psi {
+                fds.push(libc::pollfd { fd: t.raw_fd(), events: libc::POLLPRI, revents: 0 });
+            }
+            let lmkd_at = fds.len();
             if let Some(l) = &self.psi_lmkd {
                 for t in [&l.low, &l.medium] {
                     fds.push(libc::pollfd { fd: t.raw_fd(), events: libc::POLLPRI, revents: 0 });
@@ -1238,7 +1554,25 @@ impl Daemon {
             // Rounded up: a timeout rounded down to 0 ms would spin until the deadline.
             unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout.as_micros().div_ceil(1000) as i32) };
             if self.psi_lmkd.is_some() {
-                self.lmkd_poll(&fds[2..]);
+                self.lmkd_poll(&fds[lmkd_at..]);
+            }
+            // The budget's own events: read (an eventfd must be, to re-arm), then look at
+            // once: the emergency margin first, then a sample and the killer's levels.
+            let budget_fired = fds[budget_at..lmkd_at].iter().any(|f| f.revents != 0);
+            if budget_fired {
+                for (fd, _) in &self.budget_wakes {
+                    let mut buf = [0u8; 8];
+                    // SAFETY: a valid non-blocking fd and an 8-byte buffer; memory.events
+                    // reads return its text, which is not needed.
+                    unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+                    // SAFETY: rewinding a file descriptor has no memory preconditions.
+                    unsafe { libc::lseek(fd.as_raw_fd(), 0, libc::SEEK_SET) };
+                }
+                next_sample = now;
+                self.stay_busy(BUSY_AFTER_PRESSURE);
+            }
+            if budget_fired && self.emergency() {
+                next_sample = Instant::now();
             }
             if fds[0].revents & libc::POLLPRI != 0 {
                 if self.busy_until <= now {
@@ -1252,9 +1586,15 @@ impl Daemon {
                 }
             }
             if fds[1].revents & libc::POLLIN != 0 {
-                while let Ok((s, _)) = listener.accept() {
-                    let _ = s.set_nonblocking(false);
-                    self.handle_client(s);
+                let requests: Vec<CtlRequest> = match &self.ctl {
+                    Some(c) => {
+                        c.drain_wake();
+                        c.requests.try_iter().collect()
+                    }
+                    None => Vec::new(),
+                };
+                for r in requests {
+                    self.handle_request(r);
                 }
             }
             let now = Instant::now();
@@ -1273,6 +1613,7 @@ impl Daemon {
                     self.end_switch(None);
                 }
                 self.lmk();
+                self.emergency();
                 next_sample = now + if Instant::now() < self.busy_until { sample } else { idle_sample };
             }
             self.write_timeline(now);
@@ -1293,7 +1634,11 @@ impl Daemon {
             self.fg_boost(f, false);
         }
         self.log("stopping: thawing every app");
-        let _ = std::fs::remove_file(&self.cfg.socket);
+        // Stops the control thread and removes the socket.
+        self.ctl = None;
+        if self.cfg.dry_run {
+            return Ok(());
+        }
         if let Some(l) = &self.cfg.adopt_layout {
             thaw_layout(&self.hier, l)?;
         }
@@ -1326,11 +1671,11 @@ fn refaults_unheard(policy: &str, setup: &Setup, root: &AppGroup) -> Option<Erro
 }
 
 /// Answers a `floe ctl` client: the reply, or `error: ...`.
-fn answer(mut client: UnixStream, reply: std::result::Result<String, String>) {
-    let _ = match reply {
-        Ok(r) => client.write_all(r.as_bytes()),
-        Err(e) => client.write_all(format!("error: {e}\n").as_bytes()),
-    };
+fn answer(client: Sender<String>, reply: std::result::Result<String, String>) {
+    let _ = client.send(match reply {
+        Ok(r) => r,
+        Err(e) => format!("error: {e}\n"),
+    });
 }
 
 /// A page count as asked for: `all` for no bound.

@@ -187,15 +187,25 @@ pub fn stock_victim(apps: &[AppInfo], fg: Option<AppId>, min_adj: i32) -> Option
         .map(|a| a.id)
 }
 
+/// Bytes swap can still take: /proc/meminfo's SwapFree (zram and storage swap alike;
+/// zram counts uncompressed pages, as its swap device's size does).
+pub(super) fn swap_room(sys: &MemInfo) -> u64 {
+    sys.flash_swap_capacity.0.saturating_sub(sys.flash_swap_used.0) * 4096
+}
+
 /// Memory as policies see it under a budget: the budget is the total, and free is what
 /// is left of it plus the apps' inactive page cache (what MemAvailable counts
-/// system-wide), never more than the machine has available.
-pub(super) fn budget_meminfo(sys: MemInfo, budget: u64, g: &GroupMemory) -> MemInfo {
-    let left = budget.saturating_sub(g.usage) + g.inactive_file.min(g.usage);
+/// system-wide) plus the part of their anonymous memory that swap can still take
+/// (`swap_room`, bytes; a limit on RAM use lets reclaim move anonymous pages out to
+/// swap, so the budget is not spent while swap has room), never more than the machine
+/// has available plus that swap room.
+pub(super) fn budget_meminfo(sys: MemInfo, budget: u64, g: &GroupMemory, swap_room: u64) -> MemInfo {
+    let swappable = (g.active_anon + g.inactive_anon).min(swap_room);
+    let left = budget.saturating_sub(g.usage) + g.inactive_file.min(g.usage) + swappable;
     let pages = |b: u64| Pages(b / 4096);
     MemInfo {
         total: pages(budget),
-        free: Pages((left / 4096).min(sys.free.0)),
+        free: Pages((left / 4096).min(sys.free.0 + swappable / 4096)),
         active_anon: pages(g.active_anon),
         inactive_anon: pages(g.inactive_anon),
         active_file: pages(g.active_file),
@@ -292,16 +302,24 @@ mod tests {
         // 512 MiB budget, 400 MiB charged of which 30 MiB inactive file: 142 MiB free;
         // the LRU sizes are the group's.
         let grp = GroupMemory { active_anon: 300 << 20, inactive_anon: 50 << 20, active_file: 20 << 20, ..g(400 << 20, 30 << 20) };
-        let m = budget_meminfo(MemInfo { active_anon: Pages(1), ..sys }, 512 << 20, &grp);
+        let m = budget_meminfo(MemInfo { active_anon: Pages(1), ..sys }, 512 << 20, &grp, 0);
         assert_eq!((m.total, m.free, m.wmark_min), (Pages(512 * 256), Pages(142 * 256), Pages(100)));
         assert_eq!(
             (m.active_anon, m.inactive_anon, m.active_file, m.inactive_file),
             (Pages(300 * 256), Pages(50 * 256), Pages(20 * 256), Pages(30 * 256))
         );
         // Over the limit (charged can briefly exceed it): only the cache counts.
-        assert_eq!(budget_meminfo(sys, 512 << 20, &g(600 << 20, 10 << 20)).free, Pages(10 * 256));
+        assert_eq!(budget_meminfo(sys, 512 << 20, &g(600 << 20, 10 << 20), 0).free, Pages(10 * 256));
         // Never more than the machine has.
         let tight = MemInfo { free: Pages(256), ..sys };
-        assert_eq!(budget_meminfo(tight, 512 << 20, &g(0, 0)).free, Pages(256));
+        assert_eq!(budget_meminfo(tight, 512 << 20, &g(0, 0), 0).free, Pages(256));
+        // At the limit with zram room: the anonymous memory swap can take is free, up
+        // to the room left; no room, no level fires on it either way.
+        let full = GroupMemory { active_anon: 400 << 20, inactive_anon: 100 << 20, ..g(512 << 20, 0) };
+        assert_eq!(budget_meminfo(sys, 512 << 20, &full, 0).free, Pages(0));
+        assert_eq!(budget_meminfo(sys, 512 << 20, &full, 64 << 20).free, Pages(64 * 256));
+        assert_eq!(budget_meminfo(sys, 512 << 20, &full, 4 << 30).free, Pages(500 * 256));
+        let z = MemInfo { flash_swap_capacity: Pages(1000), flash_swap_used: Pages(300), ..sys };
+        assert_eq!(swap_room(&z), 700 * 4096);
     }
 }

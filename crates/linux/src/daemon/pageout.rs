@@ -6,8 +6,8 @@ use crate::cgroup::AppGroup;
 use crate::sys::{anon_ranges, without, Pidfd};
 use crate::{read, Result};
 use floe_core::{AppId, AppState, Pages, ReclaimOrder, SwapTier};
-use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::sync::mpsc::Sender;
 
 /// At most this much is paged out in one sample: 64 MiB, about 50 ms of compression
 /// into zram on this project's machine (docs/PERFORMANCE.md), so the loop, and the killer
@@ -38,7 +38,7 @@ impl Daemon {
         let (before, swap_before) = (resident(&self.apps[i]), self.apps[i].swap);
         let advised = advise(&self.apps[i].group, ranges, limit, false, None).map(|(n, _)| n);
         let x = &mut self.apps[i];
-        (x.rss, x.rss_anon, x.swap) = memory_of(&x.group.pids().unwrap_or_default());
+        (x.rss, x.rss_anon, x.swap) = memory_of(&x.pids());
         let freed = before.saturating_sub(resident(x)).max(x.swap.saturating_sub(swap_before)) / 4096;
         (advised, freed)
     }
@@ -214,7 +214,7 @@ pub(super) struct Advice {
     /// swap cache but not yet mapped; shared pages the kernel kept), so a share does not
     /// look for its pages from the start again.
     from: Option<(i32, usize)>,
-    client: Option<UnixStream>,
+    client: Option<Sender<String>>,
 }
 
 #[derive(Clone, Copy)]

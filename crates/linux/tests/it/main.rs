@@ -1,6 +1,8 @@
 //! floe-linux's one integration-test binary: its mechanisms on the real kernel
-//! (`kernel`) and process_madvise with zram swap (`zram`).
+//! (`kernel`), process_madvise with zram swap (`zram`) and the daemon in this process
+//! (`daemon`).
 
+mod daemon;
 mod kernel;
 mod zram;
 

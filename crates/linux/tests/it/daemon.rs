@@ -1,0 +1,363 @@
+//! The daemon in this process, on the real kernel (root; cgroup v2 and the v1 memory and
+//! freezer hierarchies): a dry run touches no cgroup file; silent and oversized control
+//! clients do not delay a kill; a restarted daemon keeps the foreground; the socket
+//! goes to `ctl_gid` alone and a non-root caller acts only on its own apps; a start-up
+//! that fails removes the groups it made; v1 groups take an adopted process's charge
+//! with it. Each test owns its groups (`floe-dtest-PID-TAG`), processes, socket and
+//! state database, and removes them.
+
+use floe_linux::cgroup::Hierarchies;
+use floe_linux::daemon::{ctl, Config, Daemon};
+use std::io::{Read, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One test's names and what it removes at the end: its processes, files, and the
+/// groups named after it in every hierarchy.
+struct Dtest {
+    tag: String,
+    h: Hierarchies,
+    procs: Vec<Child>,
+}
+
+fn dtest(name: &str) -> Dtest {
+    let h = Hierarchies::detect().unwrap();
+    assert!(h.v2.is_some() && h.memory_v1.is_some(), "needs cgroup v2 and v1 memory: {h:?}");
+    Dtest { tag: format!("floe-dtest-{}-{name}", std::process::id()), h, procs: Vec::new() }
+}
+
+impl Dtest {
+    fn roots(&self) -> Vec<PathBuf> {
+        [&self.h.v2, &self.h.memory_v1, &self.h.freezer_v1].into_iter().flatten().map(|r| r.join(&self.tag)).collect()
+    }
+    fn sock(&self) -> PathBuf {
+        PathBuf::from(format!("/tmp/{}.sock", self.tag))
+    }
+    fn db(&self) -> PathBuf {
+        PathBuf::from(format!("/tmp/{}.db", self.tag))
+    }
+    /// A config for `policy` with apps matched by the command-line word `TAG-NAME`.
+    fn config(&self, policy: &str, apps: &[&str], extra: &str) -> Config {
+        let mut text = format!(
+            "policy = \"{policy}\"\ncgroup_root = \"{}\"\nsocket = \"{}\"\nstate_db = \"{}\"\nsample_ms = 20\nidle_sample_ms = 100\ndiscover_ms = 50\n{extra}\n",
+            self.tag,
+            self.sock().display(),
+            self.db().display()
+        );
+        for a in apps {
+            text += &format!("[[app]]\nname = \"{a}\"\ncmdline = \"{}-{a}\"\n", self.tag);
+        }
+        Config::parse("test.toml", &text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+    /// Starts app `name`: perl holding `mib` MiB of its own memory, asleep.
+    fn app(&mut self, name: &str, mib: u64) -> u32 {
+        let child = Command::new("perl")
+            .args(["-e", &format!("my $x = 'a' x ({mib} << 20); sleep 120;"), &format!("{}-{name}", self.tag)])
+            .spawn()
+            .expect("perl");
+        let pid = child.id();
+        self.procs.push(child);
+        pid
+    }
+}
+
+impl Drop for Dtest {
+    fn drop(&mut self) {
+        for p in &mut self.procs {
+            let _ = p.kill();
+            let _ = p.wait();
+        }
+        for root in self.roots() {
+            let _ = std::fs::write(root.join("cgroup.freeze"), "0");
+            if let Ok(rd) = std::fs::read_dir(&root) {
+                for e in rd.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())) {
+                    let _ = std::fs::remove_dir(e.path());
+                }
+            }
+            let _ = std::fs::remove_dir(&root);
+        }
+        for suffix in ["sock", "db", "db-wal", "db-shm"] {
+            let _ = std::fs::remove_file(format!("/tmp/{}.{suffix}", self.tag));
+        }
+    }
+}
+
+/// A daemon running its loop on a thread of this process until dropped.
+struct Running {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Result<(), String>>>,
+}
+
+fn run(cfg: Config) -> Running {
+    let sock = cfg.socket.clone();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stop2 = stop.clone();
+    let thread = std::thread::spawn(move || {
+        let mut d = match Daemon::new(cfg, None) {
+            Ok(d) => d,
+            Err(e) => {
+                let _ = tx.send(Err(e.to_string()));
+                return Err(e.to_string());
+            }
+        };
+        let _ = tx.send(Ok(()));
+        d.run_until(&stop2).map_err(|e| e.to_string())
+    });
+    rx.recv_timeout(Duration::from_secs(20)).expect("the daemon starts").expect("the daemon starts");
+    assert!(sock.exists());
+    Running { stop, thread: Some(thread) }
+}
+
+impl Running {
+    fn stop(mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.thread.take().unwrap().join().unwrap().unwrap();
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Polls `f` every 10 ms until it holds or `within` passes.
+fn until(within: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    f()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+/// Every group directory under the cgroup mounts but the other tests' of this binary
+/// (`floe-test-*`, made and removed in parallel).
+fn cgroup_dirs(h: &Hierarchies) -> std::collections::BTreeSet<PathBuf> {
+    fn walk(d: &Path, out: &mut std::collections::BTreeSet<PathBuf>) {
+        for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) && !e.file_name().to_string_lossy().starts_with("floe-test-") {
+                out.insert(e.path());
+                walk(&e.path(), out);
+            }
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    for r in [&h.v2, &h.memory_v1, &h.freezer_v1].into_iter().flatten() {
+        walk(r, &mut out);
+    }
+    out
+}
+
+/// A dry run makes, writes and fills no group: the cgroup trees are as they were, the
+/// app's process stays where it was with its oom_score_adj, and no state database
+/// is made; yet the daemon sees the app and answers for it.
+#[test]
+fn a_dry_run_touches_no_cgroup_file() {
+    let _quiet = crate::quiet();
+    let mut t = dtest("dry");
+    let pid = t.app("cam", 4);
+    let cg = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
+    let adj = std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj")).unwrap();
+    let cfg = t.config("android-lmk", &["cam", "maps"], "dry_run = true\nmemory_limit_mib = 64\nminfree_mib = [[900, 60]]\n");
+    let before = cgroup_dirs(&t.h);
+    let d = run(cfg);
+    assert!(until(Duration::from_secs(10), || ctl(&t.sock(), "status").unwrap().contains(&format!("cam Cached pids [{pid}]"))));
+    assert_eq!(ctl(&t.sock(), "fg maps").unwrap(), "ok\n");
+    assert!(ctl(&t.sock(), "reclaim cam 1").unwrap().contains("dry-run: would reclaim cam"));
+    std::thread::sleep(Duration::from_millis(300));
+    d.stop();
+    assert!(alive(pid), "a dry run kills nothing");
+    let made: Vec<_> = cgroup_dirs(&t.h).difference(&before).cloned().collect();
+    assert!(made.is_empty(), "groups made: {made:?}");
+    for root in t.roots() {
+        assert!(!root.exists(), "{} made", root.display());
+    }
+    assert_eq!(std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap(), cg, "the process was not moved");
+    assert_eq!(std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj")).unwrap(), adj);
+    assert!(!t.db().exists(), "no state database made");
+    assert!(!t.sock().exists(), "the socket is removed at exit");
+}
+
+/// The control socket is served off the killer's loop: 20 clients that connect and say
+/// nothing and one sending a 1 GB line do not hold up a kill. The line is refused
+/// after at most a few MiB (what the socket buffers), the silent clients are dropped at
+/// their deadline, and `status` is answered meanwhile. The killed app was the cached
+/// one, and until then the apps' oom_score_adj followed the policy's adj.
+#[test]
+fn silent_clients_and_a_huge_line_do_not_delay_a_kill() {
+    let _quiet = crate::quiet();
+    let mut t = dtest("ctl");
+    // 64 MiB budget, a level at 24 MiB free for cached apps (adj 900).
+    let cfg = t.config("android-lmk", &["fg", "bg"], "memory_limit_mib = 64\nminfree_mib = [[900, 24]]\n");
+    let d = run(cfg);
+    let fg = t.app("fg", 1);
+    assert!(until(Duration::from_secs(10), || ctl(&t.sock(), "status").unwrap().contains(&format!("fg Cached pids [{fg}]"))));
+    let adj = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj")).unwrap().trim().to_string();
+    assert!(until(Duration::from_secs(5), || adj(fg) == "900"), "a cached app's adj: {}", adj(fg));
+    assert_eq!(ctl(&t.sock(), "fg fg").unwrap(), "ok\n");
+    assert!(until(Duration::from_secs(5), || adj(fg) == "0"), "the foreground's adj: {}", adj(fg));
+    let silent: Vec<UnixStream> = (0..20).map(|_| UnixStream::connect(t.sock()).unwrap()).collect();
+    let sock = t.sock();
+    let flood = std::thread::spawn(move || {
+        let mut s = UnixStream::connect(sock).unwrap();
+        let chunk = vec![b'x'; 1 << 20];
+        let mut sent = 0u64;
+        while sent < 1 << 30 {
+            match s.write(&chunk) {
+                Ok(n) => sent += n as u64,
+                Err(_) => break,
+            }
+        }
+        let mut reply = String::new();
+        let _ = s.read_to_string(&mut reply);
+        (sent, reply)
+    });
+    let start = Instant::now();
+    let bg = t.app("bg", 48);
+    assert!(until(Duration::from_secs(8), || !alive(bg)), "the cached app is killed while the socket is abused");
+    let took = start.elapsed();
+    assert!(alive(fg), "never the foreground");
+    assert!(ctl(&t.sock(), "status").unwrap().contains("fg Foreground"));
+    let (sent, reply) = flood.join().unwrap();
+    assert!(sent < 64 << 20, "the line was refused early, after {sent} bytes");
+    assert!(reply.contains("longer than 4096 bytes") || reply.is_empty(), "{reply}");
+    let metrics = ctl(&t.sock(), "metrics").unwrap();
+    assert!(metrics.contains("floe_kills_total 1"), "{metrics}");
+    drop(silent);
+    d.stop();
+    // Under the old loop each silent client held it for its 1 s deadline, 20 s in all.
+    assert!(took < Duration::from_secs(8), "{took:?}");
+}
+
+/// The foreground, frozen set and recency are saved when the foreground changes (a
+/// SIGKILL loses nothing) and restored: a restarted daemon keeps the app in the
+/// foreground and refuses to act on it until told otherwise.
+#[test]
+fn a_restarted_daemon_keeps_the_foreground() {
+    let _quiet = crate::quiet();
+    let mut t = dtest("restart");
+    let (a, b) = (t.app("a", 1), t.app("b", 1));
+    let d = run(t.config("ice", &["a", "b"], ""));
+    assert!(until(Duration::from_secs(10), || {
+        let s = ctl(&t.sock(), "status").unwrap();
+        s.contains(&format!("a Cached pids [{a}]")) && s.contains(&format!("b Cached pids [{b}]"))
+    }));
+    assert_eq!(ctl(&t.sock(), "fg b").unwrap(), "ok\n");
+    assert_eq!(ctl(&t.sock(), "fg a").unwrap(), "ok\n");
+    // Saved at once, before any periodic save or exit.
+    let saved = floe_linux::state::Store::open(&t.db()).unwrap().load(floe_linux::daemon::SESSION_KEY).unwrap().expect("saved");
+    let s: floe_linux::daemon::Session = serde_json::from_str(&saved).unwrap();
+    assert_eq!((s.fg.as_deref(), s.order.last().map(String::as_str)), (Some("a"), Some("a")), "{saved}");
+    assert_eq!(std::fs::metadata(t.db()).unwrap().permissions().mode() & 0o777, 0o600, "the database is root's alone");
+    d.stop();
+    let d = run(t.config("ice", &["a", "b"], ""));
+    assert!(ctl(&t.sock(), "status").unwrap().starts_with("policy ice  foreground a\n"));
+    let r = ctl(&t.sock(), "reclaim a 1").unwrap();
+    assert!(r.contains("refused reclaim of a: a is in the foreground"), "{r}");
+    // b, the one before it, is the cached app with the lower adj.
+    assert!(until(Duration::from_secs(5), || std::fs::read_to_string(format!("/proc/{b}/oom_score_adj")).unwrap().trim() == "900"));
+    assert_eq!(std::fs::read_to_string(format!("/proc/{a}/oom_score_adj")).unwrap().trim(), "0");
+    d.stop();
+    assert!(alive(a) && alive(b));
+}
+
+/// `ctl_gid` gives the socket to that group (root:GID 0660; root alone 0600 without
+/// it); a member that is not root may act only on apps running under its own uid.
+#[test]
+fn the_socket_is_granted_to_ctl_gid_and_other_users_act_only_on_their_apps() {
+    let _quiet = crate::quiet();
+    let mut t = dtest("gid");
+    let mine = t.app("mine", 1);
+    // The other app runs as uid 65534.
+    let theirs = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "perl", "-e", "sleep 120;", &format!("{}-theirs", t.tag)])
+        .spawn()
+        .unwrap();
+    let theirs_pid = theirs.id();
+    t.procs.push(theirs);
+    let d = run(t.config("ice", &["mine", "theirs"], ""));
+    let m = std::fs::metadata(t.sock()).unwrap();
+    assert_eq!((m.uid(), m.gid(), m.permissions().mode() & 0o777), (0, 0, 0o600));
+    d.stop();
+    let d = run(t.config("ice", &["mine", "theirs"], "ctl_gid = 65534\n"));
+    let m = std::fs::metadata(t.sock()).unwrap();
+    assert_eq!((m.uid(), m.gid(), m.permissions().mode() & 0o777), (0, 65534, 0o660));
+    assert!(until(Duration::from_secs(10), || ctl(&t.sock(), "status").unwrap().contains(&format!("theirs Cached pids [{theirs_pid}]"))));
+    let _ = mine;
+    // A request as uid 65534 (perl speaks to the socket).
+    let as_nobody = |req: &str| {
+        let out = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "perl", "-MIO::Socket::UNIX", "-e"])
+            .arg(format!(
+                "my $s = IO::Socket::UNIX->new(Peer => '{}') or die $!; print $s \"{req}\\n\"; shutdown($s, 1); print while <$s>;",
+                t.sock().display()
+            ))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr)
+    };
+    assert!(as_nobody("apps").contains("mine\ntheirs\n"));
+    assert_eq!(as_nobody("fg theirs"), "ok\n");
+    let r = as_nobody("fg mine");
+    assert!(r.contains("may act only on its own apps"), "{r}");
+    assert!(ctl(&t.sock(), "status").unwrap().starts_with("policy ice  foreground theirs\n"), "root's answer");
+    d.stop();
+}
+
+/// A start-up that fails once groups exist (here: the supervisor cannot start)
+/// removes the groups it made and leaves no socket.
+#[test]
+fn a_failed_start_removes_the_groups_it_made() {
+    let _quiet = crate::quiet();
+    let t = dtest("partial");
+    let e = Daemon::new(t.config("ice", &["a", "b"], ""), Some(Path::new("/nonexistent/floe"))).err().expect("refused").to_string();
+    assert!(e.contains("/nonexistent/floe"), "{e}");
+    for root in t.roots() {
+        assert!(!root.exists(), "{} left behind", root.display());
+    }
+    assert!(!t.sock().exists());
+    // A socket path where another daemon listens is refused before anything is made.
+    let first = run(t.config("ice", &["a"], ""));
+    let e = Daemon::new(t.config("ice", &["a"], ""), None).err().expect("refused").to_string();
+    assert!(e.contains("another daemon is listening"), "{e}");
+    first.stop();
+}
+
+/// A process moved into an app's v1 memory group brings its memory's charge with it
+/// (memory.move_charge_at_immigrate), so the budget counts what it allocated before;
+/// where the kernel no longer moves charges, the group says so.
+#[test]
+fn a_v1_group_takes_an_adopted_processs_charge() {
+    let _quiet = crate::quiet();
+    let mut t = dtest("charge");
+    let pid = t.app("big", 32);
+    std::thread::sleep(Duration::from_millis(500));
+    let g = floe_linux::cgroup::AppGroup::create(&t.h, &t.tag).unwrap();
+    let moves = g.moves_charges();
+    g.add(pid as i32).unwrap();
+    let usage = g.memory_usage().unwrap().usage;
+    match moves {
+        Ok(()) => assert!(usage >= 30 << 20, "{usage} bytes charged"),
+        // Linux 6.x refuses the file (EINVAL): said, and the charge stayed behind.
+        Err(e) => {
+            assert!(e.contains("does not move memory charges") && e.contains("move_charge_at_immigrate"), "{e}");
+            assert!(usage < 30 << 20, "moved after all: {usage}");
+        }
+    }
+}

@@ -74,9 +74,10 @@ struct App {
     /// have been paged out since.
     frozen_since: Option<Instant>,
     paged_out: bool,
-    /// A background page-out of the app freed nothing (its memory locked, no swap room):
-    /// not tried again until free memory is back above where page-outs start.
-    pageout_futile: bool,
+    /// When a background page-out of the app freed nothing (its memory locked, no swap
+    /// room): not tried again until free memory is back above where page-outs start,
+    /// and `PAGEOUT_RETRY` has passed.
+    pageout_futile: Option<Instant>,
     /// In a dry run, where no group is made: the processes the rules matched.
     dry_pids: Option<Vec<i32>>,
     /// The oom_score_adj last written to each of the app's processes.
@@ -103,7 +104,7 @@ impl App {
             boosted: Vec::new(),
             frozen_since: None,
             paged_out: false,
-            pageout_futile: false,
+            pageout_futile: None,
             dry_pids: None,
             adj_set: BTreeMap::new(),
         }
@@ -497,7 +498,7 @@ impl Daemon {
         if dry {
             d.log("dry run: no group is made, thawed, limited or filled; apps are the processes their rules match, and no action is taken");
         }
-        // The last session's foreground and recency come back before the first sample,
+        // The previous run's foreground and recency come back before the first sample,
         // so nothing the policy does at start touches the app the user was in.
         let session = d.store.load(SESSION_KEY)?;
         let frozen = session.as_deref().map(|s| d.restore_session(s)).unwrap_or_default();
@@ -975,8 +976,13 @@ impl Daemon {
                 // do not move charges).
                 g.usage = g.usage.max(self.apps.iter().map(|a| a.rss).sum());
                 // What swap can still take of the apps' anonymous memory counts as
-                // free, unless the policy keeps apps out of swap.
-                let swap_room = if self.setup.swap == SwapSetup::None { 0 } else { swap_room(&self.meminfo) };
+                // free where the kernel's reclaim alone moves it there: not when the
+                // policy keeps apps out of swap, nor when it pages apps out itself
+                // below a threshold of free memory (selective's swap threshold,
+                // Acclaim's and Ice+'s eviction orders), which the swap room would hide.
+                let kernel_swaps =
+                    self.setup.swap != SwapSetup::None && self.setup.swap_threshold.is_none() && self.setup.reclaim == ReclaimOrder::Lru;
+                let swap_room = if kernel_swaps { swap_room(&self.meminfo) } else { 0 };
                 self.meminfo = budget_meminfo(self.meminfo, mib << 20, &g, swap_room);
             }
         }

@@ -9,6 +9,10 @@ use floe_core::{AppId, AppState, Pages, ReclaimOrder, SwapTier};
 use std::path::Path;
 use std::sync::mpsc::Sender;
 
+/// An app whose page-out freed nothing is not tried again for this long, even where
+/// free memory recovers in between (locked memory stays locked).
+const PAGEOUT_RETRY: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// At most this much is paged out in one sample: 64 MiB, about 50 ms of compression
 /// into zram on this project's machine (docs/PERFORMANCE.md), so the loop, and the killer
 /// in it, comes round again soon even while a gigabyte-sized app goes to swap.
@@ -125,7 +129,12 @@ impl Daemon {
             self.pageout_owed = self.pageout_owed.max(high.0.saturating_sub(free.0));
         } else if self.pageout_owed == 0 {
             self.below_pageout_mark = false;
-            self.apps.iter_mut().for_each(|a| a.pageout_futile = false);
+            let now = std::time::Instant::now();
+            // Free memory recovering may be another app's page-out: an app whose own
+            // freed nothing waits out the retry time as well.
+            for a in self.apps.iter_mut().filter(|a| a.pageout_futile.is_some_and(|t| now >= t + PAGEOUT_RETRY)) {
+                a.pageout_futile = None;
+            }
             return;
         }
         let first = !std::mem::replace(&mut self.below_pageout_mark, true);
@@ -137,7 +146,7 @@ impl Daemon {
                 let resident = if swappable_only { a.rss_anon } else { a.rss };
                 (a.swappable || !swappable_only)
                     && resident > 0
-                    && !a.pageout_futile
+                    && a.pageout_futile.is_none()
                     && matches!(a.state, AppState::Cached | AppState::Frozen)
                     && self.fg != Some(AppId(i as u16))
             })
@@ -175,17 +184,17 @@ impl Daemon {
                 Ok(0) => {
                     // Resident at the last sample, but nothing of it may go: locked, or
                     // gone since.
-                    self.apps[i].pageout_futile = true;
+                    self.apps[i].pageout_futile = Some(std::time::Instant::now());
                     self.log(&format!(
                         "pageout {name}: no page it may page out (locked memory?); not tried again until free memory recovers"
                     ));
                 }
                 Ok(n) => {
-                    self.apps[i].pageout_futile = true;
+                    self.apps[i].pageout_futile = Some(std::time::Instant::now());
                     self.log(&format!("pageout {name}: {n} pages advised, none left memory; not tried again until free memory recovers"));
                 }
                 Err(e) => {
-                    self.apps[i].pageout_futile = true;
+                    self.apps[i].pageout_futile = Some(std::time::Instant::now());
                     self.log(&format!("pageout {name} failed: {e}; not tried again until free memory recovers"));
                 }
             }

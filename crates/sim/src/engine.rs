@@ -37,7 +37,7 @@ pub const VSYNC: Nanos = Nanos(16_666_667);
 /// A frame slower than this is an interaction alert (Systrace's 16.6 ms).
 pub const ALERT: Nanos = Nanos(16_600_000);
 /// Pages reclaimed per reclaim pass (the kernel's SWAP_CLUSTER_MAX).
-const RECLAIM_BATCH: u32 = 32;
+pub(crate) const RECLAIM_BATCH: u32 = 32;
 /// Assumption: CPU to scan one LRU page (page_referenced + list move), ~0.1 us on a
 /// 2 GHz mobile core.
 const SCAN_NS: u64 = 100;
@@ -57,7 +57,7 @@ const LAUNCH_SEGMENTS: u32 = 8;
 /// touched are a quarter of the anonymous pages touched. Checked, not derived: Ice's
 /// Fig. 4 splits the refaulted pages 48.6 % file; with this share LRU+CFS's background
 /// refaults in `floe experiment ice` are 56.5 % file, with touches at Fig. 4's ratio
-/// 63.3 % (docs/MODEL-NOTES.md, "Background activity").
+/// 63.3 % (docs/MODEL.md, "Background activity").
 const BG_FILE_SHARE: u32 = 4;
 /// The window of Ice's per-process reclaim test (§3.2, Fig. 4): more than 30 % of an
 /// app's reclaimed pages came back within 30 s in the background. floe reads that as
@@ -127,7 +127,7 @@ pub struct RunOptions {
     /// foreground (default: never). The catalog's activity is what Ice measured in an
     /// app's first seconds in the background (Table 1: 10 s; Fig. 4: 30 s) and runs for
     /// the app's whole time there unless this bounds it: the two bracket what no seed
-    /// measures ("Known issue: background activity never decays", docs/MODEL-NOTES.md).
+    /// measures (docs/MODEL.md, "Background activity").
     pub bg_window_s: Option<f64>,
 }
 
@@ -1770,8 +1770,7 @@ impl Sim {
     /// Whether file page `p`, refaulting, is activated: its refault distance is within
     /// the active file list (workingset_refault).
     fn refault_activates(&self, p: u32) -> bool {
-        let distance = self.age.wrapping_sub(self.pages.shadow(p)) as i64;
-        distance <= self.pages.list_len(Loc::ActiveFile) as i64
+        crate::lru::refault_activates(&self.pages, self.age, p)
     }
 
     /// Puts a page just brought into memory on its LRU list, as the seeds' kernels
@@ -1780,19 +1779,7 @@ impl Sim {
     /// inactive unless it is a refault whose distance is within the active file list
     /// (workingset_refault, 3.15-5.8).
     fn insert_faulted(&mut self, p: u32, refault: bool) {
-        let anon = self.pages.is_anon(p);
-        let mut active = anon;
-        if refault && !anon {
-            active = self.refault_activates(p);
-        }
-        self.pages.set_flag(p, F_SHADOW | F_REFERENCED, false);
-        self.pages.set_flag(p, F_YOUNG, true);
-        let to = match (anon, active) {
-            (true, true) => Loc::ActiveAnon,
-            (true, false) => Loc::InactiveAnon,
-            (false, true) => Loc::ActiveFile,
-            (false, false) => Loc::InactiveFile,
-        };
+        let to = crate::lru::fault_in(&mut self.pages, self.age, p, refault);
         self.lru_add(p, to);
     }
 

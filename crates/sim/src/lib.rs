@@ -2,14 +2,18 @@
 //!
 //! [`run`] plays a [`Workload`] on a [`Device`] under one policy and returns the run's
 //! metrics. The model (DESIGN.md "Simulator model") lives in [`engine`]; the page
-//! table and LRU lists in [`pages`]; CPU sharing in [`cpu`]; the flash queue in
-//! [`flash`]; input files in [`config`]; [`timeline`] samples a run over time.
+//! table and LRU lists in [`pages`], and the kernel's steps over them in [`lru`]; CPU
+//! sharing in [`cpu`]; the flash queue in [`flash`]; input files in [`config`];
+//! [`timeline`] samples a run over time; [`replay`] runs the page-cache model on a
+//! standard cache trace.
 
 pub mod config;
 pub mod cpu;
 pub mod engine;
 pub mod flash;
+pub mod lru;
 pub mod pages;
+pub mod replay;
 pub mod timeline;
 
 pub use config::{AppSpec, Catalog, ConfigError, Device, Workload, MAX_RUN_S};

@@ -96,7 +96,7 @@ impl FreeBits {
     fn all_free(n: u32) -> FreeBits {
         let nw = (n as usize).div_ceil(64);
         let mut words = vec![u64::MAX; nw];
-        if n % 64 != 0 {
+        if !n.is_multiple_of(64) {
             words[nw - 1] = (1u64 << (n % 64)) - 1;
         }
         let mut summary = vec![0u64; nw.div_ceil(64)];

@@ -497,7 +497,7 @@ fn smartlmk_launches_faster_and_keeps_slow_starting_apps_warm() {
 /// and steadier than swap-all's, which pages every app through flash. The paper's cuts
 /// (51 % of the mean, 78 % of the standard deviation) are over B1 and B2 together, as
 /// here; in B1 alone kill-first's launches now vary more than swap-all's
-/// (docs/MODEL-NOTES.md, "Background activity").
+/// (docs/MODEL.md, "Background activity").
 #[test]
 fn selective_kill_first_beats_swap_all_in_scenario_b() {
     let both = |policy: &str| {
@@ -513,12 +513,12 @@ fn selective_kill_first_beats_swap_all_in_scenario_b() {
 /// adds far fewer interaction alerts to No-SWAP's than ZSWAP does, and its warm
 /// launches exceed No-SWAP's by less than ZSWAP's do (Figs. 10, 11, 13; the paper's are
 /// much closer to No-SWAP's; since the kernel's swap readahead speeds ZSWAP's swap-ins
-/// from flash, SEAL's lie nearer ZSWAP's than No-SWAP's, see docs/MODEL-NOTES.md); a larger mu caches more apps with more alerts
+/// from flash, SEAL's lie nearer ZSWAP's than No-SWAP's, see docs/MODEL.md "Swap tiers"); a larger mu caches more apps with more alerts
 /// (Fig. 17); over the full ten rounds, the largest k of `floe experiment seal`'s sweep
 /// caches fewer apps than k = 1 (Fig. 16; in three rounds a page's weight cannot pass 3,
 /// and k = 1 and k = 3 differ by less than the seed's scatter). Fig. 16's other half,
 /// fewer alerts with a larger k, floe does not show since SL2 moves compressed pages
-/// (seeds 1-5: k = 6 had more alerts than k = 1 in four; docs/MODEL-NOTES.md).
+/// (seeds 1-5: k = 6 had more alerts than k = 1 in four; docs/MODEL.md, "Schemes' page-level hooks").
 #[test]
 fn seal_trades_caching_against_alerts_as_the_paper_shows() {
     let run_rounds = |policy: &str, rounds: u32| {

@@ -138,7 +138,7 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// value once, in an affine permutation `j -> (j * step + offset) mod n` drawn afresh
 /// (a random step coprime to `n`, a random offset) when the pass begins. A cached app's
 /// wakeups walk its background working set this way, so the pages a window of wakeups
-/// touches are distinct until the whole set has been touched (docs/MODEL-NOTES.md,
+/// touches are distinct until the whole set has been touched (docs/MODEL.md,
 /// "Background activity").
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Walk {

@@ -7,7 +7,7 @@
 //! page of the working set to be read back (thrashing: wait_on_page_bit_common on a
 //! !Uptodate PageWorkingset page). The system's "some" stall is taken as the time at
 //! least one task stalls (an upper bound: the kernel weights each CPU by its non-idle
-//! time, docs/MODEL-NOTES.md); a trigger fires when that time within its window
+//! time, docs/MODEL.md "Killers"); a trigger fires when that time within its window
 //! reaches its threshold, at most once per window. Swap-ins from zram are not stalls in kernels of this age
 //! (anonymous pages got shadow entries, and so the working-set flag, in 5.9).
 //!

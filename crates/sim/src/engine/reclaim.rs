@@ -5,7 +5,8 @@
 
 use super::{Cont, Ctx, Ev, Evict, Sim, EVICT_NS, LMK_INTERVAL, RECLAIM_BATCH, SCAN_NS, SWAPPINESS};
 use crate::flash::Op;
-use crate::pages::{Loc, F_LOCKED, F_REFERENCED, F_YOUNG};
+use crate::lru::{self, Tail};
+use crate::pages::{Loc, F_LOCKED};
 use floe_core::{AppState, Event, Nanos, Pages, ReclaimOrder, SwapSetup};
 
 /// The anon/file balance of one reclaim pass (Linux's scan_balance).
@@ -45,7 +46,7 @@ impl Sim {
         }
         // Linux 3.11-5.8 also reclaims only file pages while the inactive file list is
         // not low ("only evict file pages when we have plenty"); that rule is left out:
-        // see docs/MODEL-NOTES.md.
+        // see docs/MODEL.md, "Reclaim and watermarks".
         for (k, size) in [(0, ia + aa), (1, ifl + af)] {
             if self.recent_scanned[k] > size / 4 {
                 self.recent_scanned[k] /= 2;
@@ -58,12 +59,7 @@ impl Sim {
 
     /// The inactive list's target: inactive x ratio >= active, ratio = sqrt(10 x GiB of the list).
     pub(super) fn inactive_ratio(&self, pages: u64) -> u64 {
-        let gb = pages >> 18;
-        if gb == 0 {
-            1
-        } else {
-            ((10 * gb) as f64).sqrt() as u64
-        }
+        crate::lru::inactive_ratio(pages)
     }
 
     /// Makes room for one page: wakes kswapd below the low watermark, reclaims
@@ -232,38 +228,28 @@ impl Sim {
             }
             let (inactive, active) = if anon { (Loc::InactiveAnon, Loc::ActiveAnon) } else { (Loc::InactiveFile, Loc::ActiveFile) };
             let ratio = self.inactive_ratio(if anon { anon_lru } else { file_lru }) as u32;
-            if self.pages.list_len(inactive) * ratio < self.pages.list_len(active) || self.pages.list_len(inactive) == 0 {
-                // Deactivate a batch from the active tail; the young bit is cleared.
-                for _ in 0..RECLAIM_BATCH {
-                    let Some(p) = self.pages.tail(active) else {
-                        break;
-                    };
-                    acc.scanned += 1;
-                    self.recent_scanned[k] += 1;
-                    self.pages.set_flag(p, F_YOUNG | F_REFERENCED, false);
-                    self.pages.move_to(p, inactive);
-                }
-            }
-            let Some(p) = self.pages.tail(inactive) else {
+            // Refill the inactive list from the active tail if it is low, then look at
+            // its tail page: a young one gets its second chance.
+            let (deactivated, tail) = lru::scan_step(&mut self.pages, anon, ratio, RECLAIM_BATCH);
+            acc.scanned += deactivated as u64;
+            self.recent_scanned[k] += deactivated as u64;
+            if tail == Tail::Empty {
                 if !anon_ok || self.pages.list_len(Loc::InactiveFile) + self.pages.list_len(Loc::ActiveFile) == 0 {
                     break;
                 }
                 continue;
-            };
+            }
             acc.scanned += 1;
             pass[k] += 1;
             self.recent_scanned[k] += 1;
-            if self.pages.has(p, F_YOUNG) {
-                self.pages.set_flag(p, F_YOUNG, false);
-                if anon || self.pages.has(p, F_REFERENCED) {
-                    self.recent_rotated[k] += 1;
-                    self.pages.move_to(p, active);
-                } else {
-                    self.pages.set_flag(p, F_REFERENCED, true);
-                    self.pages.rotate(p);
+            let p = match tail {
+                Tail::Cold(p) => p,
+                Tail::Kept { activated } => {
+                    self.recent_rotated[k] += activated as u64;
+                    continue;
                 }
-                continue;
-            }
+                Tail::Empty => unreachable!("handled above"),
+            };
             if self.setup.reclaim == ReclaimOrder::FgLast
                 && self.fg == Some(self.pages.owner(p))
                 && fg_skipped <= self.pages.list_len(inactive)
@@ -362,13 +348,7 @@ impl Sim {
         } else {
             self.pages.move_to(p, Loc::Absent);
         }
-        // Before 5.9 only the page cache keeps shadow entries, so only file evictions
-        // advance the nonresident age (F_SHADOW still marks a swapped page for refault
-        // accounting).
-        self.pages.set_shadow(p, self.age);
-        if !self.pages.is_anon(p) {
-            self.age = self.age.wrapping_add(1);
-        }
+        lru::leave_shadow(&mut self.pages, &mut self.age, p);
         acc.got += 1;
         true
     }

@@ -1,7 +1,7 @@
 //! Android 10 lmkd in its default PSI mode (`ro.lmk.use_psi=true`,
 //! `ro.lmk.use_minfree_levels=false`): the rules the simulator and the daemon share.
-//! Source: AOSP system/core/lmkd/lmkd.c (Android 10); docs/MODEL-NOTES.md "The Pixel 3's
-//! killer" says which devices run it and what the simulator counts as a stall.
+//! Source: AOSP system/core/lmkd/lmkd.c (Android 10); docs/MODEL.md "Killers" says
+//! which devices run it and what the simulator counts as a stall.
 //!
 //! lmkd registers three triggers on the kernel's memory pressure (PSI) over a 1 s
 //! window: low = "some" stall of 70 ms, medium = some 100 ms, critical = "full" 70 ms.

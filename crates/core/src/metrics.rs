@@ -138,14 +138,67 @@ pub struct ExperimentRecord {
     pub runs: Vec<RunRecord>,
 }
 
+/// How floe's runs bear out one of a paper's findings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The paper's direction, and floe's effect within ±30 % of the paper's (or
+    /// inside the range the paper states).
+    Matches,
+    /// The paper's direction, the magnitude outside that band (or the paper gives none
+    /// to compare with).
+    Direction,
+    /// Not the paper's direction.
+    #[default]
+    No,
+    /// An effect the finding rests on is within the noise floor: the 95 % interval of
+    /// floe's effect over the seeds takes in no effect, or the effect it is set against
+    /// is none. It counts as no.
+    Vacuous,
+}
+
+impl Verdict {
+    /// Whether the finding counts as holding: matches or direction.
+    pub fn holds(self) -> bool {
+        matches!(self, Verdict::Matches | Verdict::Direction)
+    }
+
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Matches => "matches",
+            Verdict::Direction => "direction",
+            Verdict::No => "no",
+            Verdict::Vacuous => "vacuous",
+        }
+    }
+}
+
 /// One of a paper's findings, and whether floe's runs show it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     /// The finding in words, with where the paper shows it and its figure.
     pub claim: String,
+    /// Whether it holds: the verdict is matches or direction.
     pub holds: bool,
+    #[serde(default)]
+    pub verdict: Verdict,
     /// floe's figures behind the verdict.
     pub evidence: String,
+    /// The effect the finding is about on one scale for paper and floe (a change in
+    /// the figure's unit, or relative to what it is set against), where the finding has
+    /// one: the paper's, where it publishes it,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paper: Option<f64>,
+    /// floe's (on the seeds' mean figures),
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floe: Option<f64>,
+    /// and the 95 % interval of floe's over the seeds (with two or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<[f64; 2]>,
+    /// The figure on that scale that means no effect (the bar the finding must pass:
+    /// 0 for a cut, 1 for a ratio, the other side's figure for a comparison).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<f64>,
     /// With the experiment replicated over several seeds (`floe experiment --seeds N`):
     /// in how many of them the finding holds on its own (the verdict above is the
     /// seeds' mean figures').
@@ -157,9 +210,28 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// A finding of one set of runs (no seed replicates).
+    /// A finding of one set of runs (no seed replicates) that holds in direction or not,
+    /// with no effect to weigh.
     pub fn new(claim: impl Into<String>, holds: bool, evidence: impl Into<String>) -> Finding {
-        Finding { claim: claim.into(), holds, evidence: evidence.into(), seeds_held: None, seeds: None }
+        let verdict = if holds { Verdict::Direction } else { Verdict::No };
+        Finding {
+            claim: claim.into(),
+            holds,
+            verdict,
+            evidence: evidence.into(),
+            paper: None,
+            floe: None,
+            interval: None,
+            origin: None,
+            seeds_held: None,
+            seeds: None,
+        }
+    }
+
+    /// Sets the verdict, and `holds` with it.
+    pub fn set_verdict(&mut self, v: Verdict) {
+        self.verdict = v;
+        self.holds = v.holds();
     }
 }
 

@@ -168,7 +168,7 @@ pub enum AppState {
 /// Android's oom_adj for a cached app by its recency, `rank` 0 being the most recently
 /// used cached app: 900, 910, ... up to 999 (CACHED_APP_MIN_ADJ up, one level each, as
 /// Android 10's OomAdjuster gives fewer than 20 cached activity processes; see
-/// docs/MODEL-NOTES.md for Android 9's shared levels and the previous app's 700).
+/// docs/MODEL.md, "Killers", for Android 9's shared levels and the previous app's 700).
 pub fn cached_oom_adj(rank: usize) -> i32 {
     (900 + 10 * rank.min(10) as i32).min(999)
 }

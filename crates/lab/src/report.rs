@@ -1,6 +1,6 @@
 //! Experiment reports: tables of our figures beside the paper's, as text for people.
 
-use floe_core::{Finding, RunRecord};
+use floe_core::{Finding, RunRecord, Verdict};
 use std::fmt::Write as _;
 
 /// One figure: what it is, the paper's value where the paper publishes one, ours.
@@ -72,17 +72,55 @@ impl Want {
     }
 }
 
+/// floe's effect matches the paper's when it lies within this share of the paper's
+/// effect of it (±30 %).
+pub const MATCH_BAND: f64 = 0.3;
+
+/// A finding whose direction held gets its magnitude verdict: matches when the paper
+/// publishes its effect and floe's lies within [`MATCH_BAND`] of it (both measured from
+/// the finding's origin), direction otherwise.
+fn magnitude(f: &Finding) -> Verdict {
+    match (f.paper, f.floe) {
+        (Some(p), Some(x)) if !p.is_nan() && !x.is_nan() => {
+            let o = f.origin.unwrap_or(0.0);
+            if (x - p).abs() <= MATCH_BAND * (p - o).abs() {
+                Verdict::Matches
+            } else {
+                Verdict::Direction
+            }
+        }
+        _ => Verdict::Direction,
+    }
+}
+
+/// Sets `f`'s verdict from whether its direction held and its figures.
+fn settle(f: &mut Finding, direction: bool) {
+    f.set_verdict(if direction { magnitude(f) } else { Verdict::No });
+}
+
+/// The relative difference of `a` from `b`, in percent of `b`'s magnitude.
+fn relative(a: f64, b: f64) -> f64 {
+    100.0 * (a - b) / b.abs()
+}
+
 /// The finding `claim` holds if floe's `a` lies as `want` says against `b` (each a
 /// label and a figure, in `unit`); the evidence names both. A figure that is n/a
-/// (NaN: no runs to take it from) never holds.
+/// (NaN: no runs to take it from) never holds. Its effect is `a`'s difference from `b`
+/// in percent of `b` ([`PaperFigure::paper_vs`] gives the paper's).
 pub fn versus(claim: impl Into<String>, a: (&str, f64), want: Want, b: (&str, f64), unit: &str) -> Finding {
     let holds = !a.1.is_nan() && !b.1.is_nan() && want.holds(a.1, b.1);
-    Finding::new(claim, holds, format!("{} {} against {} {}{}", a.0, fmt(a.1), b.0, fmt(b.1), unit_suffix(unit)))
+    let mut f = Finding::new(claim, holds, format!("{} {} against {} {}{}", a.0, fmt(a.1), b.0, fmt(b.1), unit_suffix(unit)));
+    f.floe = Some(relative(a.1, b.1)).filter(|x| x.is_finite());
+    // "At least" is met by no difference: no origin to fall into.
+    f.origin = (want != Want::AtLeast).then_some(0.0);
+    settle(&mut f, holds);
+    f
 }
 
 /// The finding `claim` holds if floe's figure (`label`, `value`) lies as `want` says
 /// against the fixed `bar` (a cut of at least 1 %, a ratio at least 1.01 — the bar is
-/// taken as it is, without [`MIN_CHANGE`]).
+/// taken as it is, without [`MIN_CHANGE`]). Its effect is the figure itself, measured
+/// from the bar ([`PaperFigure::paper`] gives the paper's figure).
 pub fn against_bar(claim: impl Into<String>, (label, value): (&str, f64), want: Want, bar: f64, unit: &str) -> Finding {
     let holds = !value.is_nan()
         && match want {
@@ -90,20 +128,63 @@ pub fn against_bar(claim: impl Into<String>, (label, value): (&str, f64), want: 
             Want::Below => value < bar,
             Want::AtLeast => value >= bar,
         };
-    Finding::new(claim, holds, format!("{label} {}{}", fmt(value), unit_suffix(unit)))
+    let mut f = Finding::new(claim, holds, format!("{label} {}{}", fmt(value), unit_suffix(unit)));
+    f.floe = Some(value).filter(|x| !x.is_nan());
+    f.origin = (want != Want::AtLeast).then_some(bar);
+    settle(&mut f, holds);
+    f
+}
+
+/// The paper's side of a finding.
+pub trait PaperFigure {
+    /// The paper's figure on the finding's own scale (for [`against_bar`]: the figure
+    /// the paper reports where floe's value stands).
+    fn paper(self, x: f64) -> Finding;
+    /// The paper's two figures of a [`versus`] finding, `a` against `b`.
+    fn paper_vs(self, a: f64, b: f64) -> Finding;
+    /// Marks the finding vacuous when `none` says an effect it rests on is none (a
+    /// share of a cut that is zero), naming it in the evidence.
+    fn vacuous_if(self, none: bool, what: &str) -> Finding;
+}
+
+impl PaperFigure for Finding {
+    fn paper(mut self, x: f64) -> Finding {
+        self.paper = Some(x);
+        if self.verdict.holds() {
+            settle(&mut self, true);
+        }
+        self
+    }
+
+    fn paper_vs(self, a: f64, b: f64) -> Finding {
+        self.paper(relative(a, b))
+    }
+
+    fn vacuous_if(mut self, none: bool, what: &str) -> Finding {
+        if none {
+            self.set_verdict(Verdict::Vacuous);
+            write!(self.evidence, " ({what} is none)").unwrap();
+        }
+        self
+    }
 }
 
 /// The finding `claim` holds if every one of floe's figures (each a label and a value)
-/// lies within the paper's range `lo..=hi` (a range the paper states, taken as it is);
-/// the evidence names them all. A figure that is n/a never holds.
+/// lies within the paper's range `lo..=hi` (a range the paper states, taken as it is):
+/// then it matches; the evidence names them all. A figure that is n/a never holds.
 pub fn within(claim: impl Into<String>, figures: &[(&str, f64)], (lo, hi): (f64, f64), unit: &str) -> Finding {
     let holds = !figures.is_empty() && figures.iter().all(|&(_, x)| (lo..=hi).contains(&x));
     let shown: Vec<String> = figures.iter().map(|(label, x)| format!("{label} {}", fmt(*x))).collect();
-    Finding::new(claim, holds, format!("{}{}", shown.join(", "), unit_suffix(unit)))
+    let mut f = Finding::new(claim, holds, format!("{}{}", shown.join(", "), unit_suffix(unit)));
+    if holds {
+        f.set_verdict(Verdict::Matches);
+    }
+    f
 }
 
 /// The finding `claim` that a figure rises (`want` +1) or falls (-1) along a sweep
-/// holds if floe's `trend` (+1, -1, or 0 for no change) is the same.
+/// holds if floe's `trend` (+1, -1, or 0 for no change) is the same (a direction: the
+/// paper gives no magnitude to match).
 pub fn trend(claim: impl Into<String>, what: &str, trend: f64, want: f64) -> Finding {
     let word = |t: f64| match t {
         t if t > 0.0 => "rises",
@@ -165,17 +246,18 @@ impl Report {
             }
         }
         if !self.findings.is_empty() {
-            let held = self.findings.iter().filter(|f| f.holds).count();
             let of_seeds = if self.seeds > 1 { format!(" (on the {} seeds' mean figures)", self.seeds) } else { String::new() };
+            let indicative = if self.seeds > 1 { "" } else { ", indicative with one seed" };
             writeln!(
                 s,
-                "\nThe paper's findings in floe's runs{of_seeds}: {held} of {} hold  [a change under {:.0} % counts as none]",
-                self.findings.len(),
+                "\nThe paper's findings in floe's runs{of_seeds}: {}  [matches: within ±{:.0} % of the paper's effect; a change under {:.0} % counts as none{indicative}]",
+                counts(&self.findings),
+                MATCH_BAND * 100.0,
                 MIN_CHANGE * 100.0
             )
             .unwrap();
             for f in &self.findings {
-                writeln!(s, "  {:<3}  {} — floe: {}", if f.holds { "yes" } else { "no" }, f.claim, f.evidence).unwrap();
+                writeln!(s, "  {:<9}  {} — floe: {}{}", f.verdict.word(), f.claim, f.evidence, effects(f)).unwrap();
             }
         }
         if !self.notes.is_empty() {
@@ -223,9 +305,19 @@ pub fn replicate(mut reports: Vec<Report>, findings: impl Fn(&[Table], &[RunReco
     let runs: Vec<RunRecord> = reports.iter().flat_map(|r| r.runs.iter().cloned()).collect();
     let mut judged = findings(&tables, &runs);
     for (i, f) in judged.iter_mut().enumerate() {
-        let held = reports.iter().filter(|r| r.findings.get(i).is_some_and(|g| g.claim == f.claim && g.holds)).count() as u32;
+        let same: Vec<&Finding> = reports.iter().filter_map(|r| r.findings.get(i).filter(|g| g.claim == f.claim)).collect();
+        let held = same.iter().filter(|g| g.holds).count() as u32;
         write!(f.evidence, "; holds in {held} of {n} seeds").unwrap();
         (f.seeds_held, f.seeds) = (Some(held), Some(n));
+        let xs: Vec<f64> = same.iter().filter_map(|g| g.floe).filter(|x| !x.is_nan()).collect();
+        if let Some(ci) = interval95(&xs) {
+            f.interval = Some(ci);
+            // An effect whose interval over the seeds takes in its origin is within the
+            // noise: vacuous, whichever side its mean lies.
+            if f.origin.is_some_and(|o| ci[0] <= o && o <= ci[1]) && f.verdict != Verdict::Vacuous {
+                f.set_verdict(Verdict::Vacuous);
+            }
+        }
     }
     let mut notes = first.notes.clone();
     notes.push(format!(
@@ -235,18 +327,62 @@ pub fn replicate(mut reports: Vec<Report>, findings: impl Fn(&[Table], &[RunReco
     Report { experiment: first.experiment.clone(), runs, tables, findings: judged, notes, seeds: n, sd }
 }
 
-/// One line per report of how many of its paper's findings hold, then the total: the
-/// closing summary of several experiments run together.
+/// One line per report of its findings' verdicts, then the total: the closing summary
+/// of several experiments run together.
 pub fn summary(reports: &[Report]) -> String {
     let mut s = String::from("The papers' findings in floe's runs:\n");
-    let (mut held, mut all) = (0, 0);
+    let mut all = Vec::new();
     for r in reports {
-        let h = r.findings.iter().filter(|f| f.holds).count();
-        writeln!(s, "  {:<10} {h} of {} hold", r.experiment, r.findings.len()).unwrap();
-        (held, all) = (held + h, all + r.findings.len());
+        writeln!(s, "  {:<10} {}", r.experiment, counts(&r.findings)).unwrap();
+        all.extend(r.findings.iter().cloned());
     }
-    writeln!(s, "  {:<10} {held} of {all} hold", "in all").unwrap();
+    writeln!(s, "  {:<10} {}", "in all", counts(&all)).unwrap();
     s
+}
+
+/// The findings' verdicts counted: "2 match, 3 direction, 1 no, 1 vacuous: 5 of 7 hold".
+pub fn counts(findings: &[Finding]) -> String {
+    let n = |v: Verdict| findings.iter().filter(|f| f.verdict == v).count();
+    let held = findings.iter().filter(|f| f.holds).count();
+    format!(
+        "{} match, {} direction, {} no, {} vacuous: {held} of {} hold",
+        n(Verdict::Matches),
+        n(Verdict::Direction),
+        n(Verdict::No),
+        n(Verdict::Vacuous),
+        findings.len()
+    )
+}
+
+/// The paper's effect and floe's beside a finding's evidence, with floe's interval.
+fn effects(f: &Finding) -> String {
+    let (Some(x), Some(p)) = (f.floe, f.paper) else {
+        return match (f.floe, f.interval) {
+            (Some(x), Some([lo, hi])) => format!(" [floe {} (95 % {} to {})]", fmt(x), fmt(lo), fmt(hi)),
+            _ => String::new(),
+        };
+    };
+    let ci = f.interval.map(|[lo, hi]| format!(" (95 % {} to {})", fmt(lo), fmt(hi))).unwrap_or_default();
+    format!(" [paper {}, floe {}{ci}]", fmt(p), fmt(x))
+}
+
+/// Student's t for a two-sided 95 % interval with `df` degrees of freedom (1 to 30;
+/// the normal 1.96 beyond).
+fn t95(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
+        2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+    ];
+    T.get(df.wrapping_sub(1)).copied().unwrap_or(1.96)
+}
+
+/// The 95 % interval of the mean of `xs` (Student's t); None with fewer than two.
+pub fn interval95(xs: &[f64]) -> Option<[f64; 2]> {
+    if xs.len() < 2 {
+        return None;
+    }
+    let (m, half) = (mean(xs.iter().copied()), t95(xs.len() - 1) * stddev(xs) / (xs.len() as f64).sqrt());
+    Some([m - half, m + half])
 }
 
 /// The sample standard deviation of `xs`; NaN with fewer than two.
@@ -389,6 +525,48 @@ mod tests {
         assert_eq!((tr(-1.0).evidence.as_str(), tr(0.0).evidence.as_str()), ("alerts falls", "alerts does not change"));
     }
 
+    /// A finding in the paper's direction matches when floe's effect lies within 30 %
+    /// of the paper's, both measured from the bar; outside it, or with no paper figure,
+    /// it holds in direction only; against the paper's direction it is no; an effect
+    /// it rests on that is none makes it vacuous. Verdicts decide `holds`.
+    #[test]
+    fn verdicts_weigh_floes_effect_against_the_papers() {
+        use floe_core::Verdict::*;
+        let cut = |x: f64| against_bar("c", ("cut", x), Want::Above, 1.0, "%");
+        assert_eq!(cut(36.0).paper(36.6).verdict, Matches);
+        assert_eq!(cut(26.5).paper(36.6).verdict, Matches, "(36.6 - 1) x 0.7 = 24.9 is the band's edge");
+        assert_eq!(cut(20.0).paper(36.6).verdict, Direction);
+        assert_eq!(cut(60.0).paper(36.6).verdict, Direction);
+        assert_eq!(cut(20.0).verdict, Direction, "no paper figure: direction at best");
+        assert_eq!(cut(0.5).paper(36.6).verdict, No);
+        assert!(!cut(0.5).paper(36.6).holds && cut(20.0).paper(36.6).holds);
+        let ratio = against_bar("r", ("ice / lru-cfs", 1.35), Want::Above, 1.01, "").paper(1.44);
+        assert_eq!(ratio.verdict, Matches, "0.34 against 0.43 over the bar");
+        let vs = |a: f64, b: f64| versus("v", ("a", a), Want::Above, ("b", b), "apps");
+        assert_eq!(vs(16.0, 7.0).paper_vs(17.0, 7.0).verdict, Matches, "+129 % against +143 %");
+        assert_eq!(vs(8.0, 7.0).paper_vs(17.0, 7.0).verdict, Direction);
+        let share = against_bar("s", ("share", 0.0), Want::Below, 99.0, "%").paper(51.7);
+        assert_eq!(share.verdict, Direction);
+        let none = share.vacuous_if(true, "ucsg's own cut");
+        assert_eq!((none.verdict, none.holds), (Vacuous, false));
+        assert!(none.evidence.ends_with("(ucsg's own cut is none)"), "{}", none.evidence);
+        assert_eq!(within("w", &[("B1", 3.0)], (2.0, 5.0), "x").verdict, Matches);
+        assert_eq!(within("w", &[("B1", 1.8)], (2.0, 5.0), "x").verdict, No);
+        assert_eq!(trend("t", "alerts", -1.0, -1.0).verdict, Direction);
+    }
+
+    /// The 95 % interval of a mean uses Student's t: 12.706 with two seeds, 2.776 with five.
+    #[test]
+    fn intervals_use_students_t() {
+        assert_eq!(interval95(&[1.0]), None);
+        let [lo, hi] = interval95(&[1.0, 3.0]).unwrap();
+        assert!((lo - (2.0 - 12.706)).abs() < 1e-9 && (hi - (2.0 + 12.706)).abs() < 1e-9);
+        let xs = [10.0, 12.0, 11.0, 9.0, 13.0];
+        let [lo, hi] = interval95(&xs).unwrap();
+        let half = 2.776 * stddev(&xs) / 5f64.sqrt();
+        assert!((lo - (11.0 - half)).abs() < 1e-9 && (hi - (11.0 + half)).abs() < 1e-9);
+    }
+
     /// The findings follow the tables, counted, each with its verdict and floe's figures;
     /// a figure is found by its table's title and its label.
     #[test]
@@ -410,9 +588,14 @@ mod tests {
             Report { experiment: "x".into(), runs: vec![], tables: vec![table], findings, notes: vec!["n".into()], seeds: 1, sd: vec![] };
         let t = r.text();
         let at = |s: &str| t.find(s).unwrap_or_else(|| panic!("no `{s}` in {t}"));
-        assert!(at("Fig. 13") < at("findings in floe's runs: 1 of 2 hold") && at("1 of 2 hold") < at("note: n"), "{t}");
-        assert!(t.contains("  no   SEAL caches at least as many apps as ZSWAP — floe: seal 18.00 against zswap 21.00 apps"), "{t}");
-        assert!(t.contains("  yes  SEAL caches apps — floe: seal 18.00 apps"), "{t}");
+        assert!(
+            at("Fig. 13") < at("findings in floe's runs: 0 match, 1 direction, 1 no, 0 vacuous: 1 of 2 hold")
+                && at("1 of 2 hold") < at("note: n"),
+            "{t}"
+        );
+        assert!(t.contains("indicative with one seed"), "{t}");
+        assert!(t.contains("  no         SEAL caches at least as many apps as ZSWAP — floe: seal 18.00 against zswap 21.00 apps"), "{t}");
+        assert!(t.contains("  direction  SEAL caches apps — floe: seal 18.00 apps"), "{t}");
     }
 
     /// Replicates combine into one report: each figure the mean of the replicates that
@@ -432,6 +615,7 @@ mod tests {
             }
             let tables = vec![Table { title: "Fig. 13: caching".into(), unit: "apps".into(), rows }];
             let findings = judge(&tables, &[]);
+            assert_eq!(findings[0].floe, Some(100.0 * (seal - zswap) / zswap), "the effect is relative to zswap's");
             let runs = vec![RunRecord::new("seal", "hikey970", "seal-30apps", seed)];
             Report { experiment: "seal".into(), runs, tables, findings, notes: vec!["seed 1".into()], seeds: 1, sd: vec![] }
         };
@@ -455,10 +639,19 @@ mod tests {
         assert!(!f.holds, "the mean, 20 against 21, decides");
         assert_eq!((f.seeds_held, f.seeds), (Some(1), Some(3)));
         assert_eq!(f.evidence, "seal 20.00 against zswap 21.00 apps; holds in 1 of 3 seeds");
+        // The seeds' effects, +4.76, -14.29 and -4.76 %, spread so far that their
+        // interval takes in no effect: vacuous, a no.
+        let [lo, hi] = f.interval.expect("three seeds give an interval");
+        assert!(lo < 0.0 && hi > 0.0 && (hi + lo) / 2.0 - (4.76 - 14.29 - 4.76) / 3.0 < 0.01, "{lo} {hi}");
+        assert_eq!(f.verdict, floe_core::Verdict::Vacuous);
         let text = all.text();
         assert!(text.starts_with("experiment seal — 3 runs, 3 seeds"), "{text}");
         assert!(text.lines().any(|l| l.trim_start().starts_with("seal") && l.trim_end().ends_with("2.00")), "{text}");
-        assert!(text.contains("findings in floe's runs (on the 3 seeds' mean figures): 0 of 1 hold"), "{text}");
+        assert!(
+            text.contains("findings in floe's runs (on the 3 seeds' mean figures): 0 match, 0 direction, 0 no, 1 vacuous: 0 of 1 hold"),
+            "{text}"
+        );
+        assert!(text.contains("  vacuous    SEAL caches more than ZSWAP") && text.contains("(95 % "), "{text}");
         assert!(all.notes[0] == "seed 1" && all.notes[1].contains("plus 1000 r"), "{:?}", all.notes);
     }
 
@@ -477,7 +670,7 @@ mod tests {
         let s = summary(&[rep("ice", &[true, false, false]), rep("smartlmk", &[true, true])]);
         assert_eq!(
             s,
-            "The papers' findings in floe's runs:\n  ice        1 of 3 hold\n  smartlmk   2 of 2 hold\n  in all     3 of 5 hold\n"
+            "The papers' findings in floe's runs:\n  ice        0 match, 1 direction, 2 no, 0 vacuous: 1 of 3 hold\n  smartlmk   0 match, 2 direction, 0 no, 0 vacuous: 2 of 2 hold\n  in all     0 match, 3 direction, 2 no, 0 vacuous: 3 of 5 hold\n"
         );
     }
 

@@ -8,7 +8,7 @@
 //! alerts of No-SWAP, ZSWAP and SEAL by the number of Monkey events (Fig. 12).
 
 use crate::report::{
-    also, mean_where, pct_cut, range, trend as trend_finding, value, versus, warm_ms_by_app, Comparison, Report, Table, Want,
+    also, mean_where, pct_cut, range, trend as trend_finding, value, versus, warm_ms_by_app, Comparison, PaperFigure, Report, Table, Want,
 };
 use crate::RunSpec;
 use crate::{windowed, OBSERVED_BG_WINDOW_S as BG_WINDOW_S};
@@ -300,8 +300,8 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
             "{}; seed 1; HiKey 970, 30 apps, 25 s of Monkey-like input each.",
             if quick { "--quick: 3 rounds instead of 10 and fewer sweep points" } else { "full run: 10 rounds" }
         ),
-        "SL1 is sized like zram (uncompressed pages, the device's 1 GiB unless swept) and SL2 is the 2 GiB flash swap, which holds pages compressed as they left SL1 (Sec. IV-D), so its requests and PS_i count compressed bytes; SEAL locks launch-required pages in SL1 and HPL loads an app's SL2 pages back into it at each warm launch, killing cached apps when SL1 has no room (the paper: 'If no available space in SL1 to support page loading, or the total amount of launch-required pages of all the victim apps are more than the size of SL1, the app killing mechanism will wake up to release space'), which keeps SEAL's caching near or below ZSWAP's here (Fig. 13 above). ZSWAP's first level is sized like SL1 (Sec. V-A: 'a dedicated RAM disk'), within the kernel's 20 % of RAM, and every page it holds also holds a slot of the 2 GB swap file (frontswap), so pool and flash together keep at most 2 GiB of pages; once both are full, the file cache is reclaimed and the LMK kills. The paper's ZSWAP also lost apps 'killed before completing the swap operation'; floe holds pages under writeback in memory until their writes end, the kernel's side of that path, and it costs ZSWAP few apps here (docs/MODEL-NOTES.md).".into(),
-        "Known differences: cached apps keep Ice's first-10-s background activity (docs/MODEL-NOTES.md), so AGS's whole-app swap-outs bring background refaults from SL2 that queue ahead of the foreground's reads, and LLR, which swaps by the LRU and leaves those working sets resident, caches more apps than SEAL (docs/MODEL-NOTES.md, 'SEAL in the model'); the catalog's footprints are later app versions than the paper's. The paper publishes no launch order: Fig. 13 uses Table I's every round, the worst case for a killer that takes the least recent app; the shuffled table draws each round's order afresh (seed 1 with --quick, seeds 1-3 in full), which moves No-SWAP to about the paper's figure and leaves SEAL below ZSWAP (docs/MODEL-NOTES.md, 'The launch order'). The last table ends cached apps' background activity 30 s after they leave the foreground (the main runs never end it; no seed measures how long it lasts): how much of each comparison rests on that assumption (docs/MODEL-NOTES.md, 'Known issue: background activity never decays').".into(),
+        "SL1 is sized like zram (uncompressed pages, the device's 1 GiB unless swept) and SL2 is the 2 GiB flash swap, which holds pages compressed as they left SL1 (Sec. IV-D), so its requests and PS_i count compressed bytes; SEAL locks launch-required pages in SL1 and HPL loads an app's SL2 pages back into it at each warm launch, killing cached apps when SL1 has no room (the paper: 'If no available space in SL1 to support page loading, or the total amount of launch-required pages of all the victim apps are more than the size of SL1, the app killing mechanism will wake up to release space'), which keeps SEAL's caching near or below ZSWAP's here (Fig. 13 above). ZSWAP's first level is sized like SL1 (Sec. V-A: 'a dedicated RAM disk'), within the kernel's 20 % of RAM, and every page it holds also holds a slot of the 2 GB swap file (frontswap), so pool and flash together keep at most 2 GiB of pages; once both are full, the file cache is reclaimed and the LMK kills. The paper's ZSWAP also lost apps 'killed before completing the swap operation'; floe holds pages under writeback in memory until their writes end, the kernel's side of that path, and it costs ZSWAP few apps here (docs/MODEL.md, 'Schemes' page-level hooks').".into(),
+        "Known differences: cached apps keep Ice's first-10-s background activity (docs/MODEL.md, 'Background activity'), so AGS's whole-app swap-outs bring background refaults from SL2 that queue ahead of the foreground's reads, and LLR, which swaps by the LRU and leaves those working sets resident, caches more apps than SEAL (docs/MODEL.md, 'Schemes' page-level hooks'); the catalog's footprints are later app versions than the paper's. The paper publishes no launch order: Fig. 13 uses Table I's every round, the worst case for a killer that takes the least recent app; the shuffled table draws each round's order afresh (seed 1 with --quick, seeds 1-3 in full), which moves No-SWAP to about the paper's figure and leaves SEAL below ZSWAP (docs/MODEL.md, 'Launches'). The last table ends cached apps' background activity 30 s after they leave the foreground (the main runs never end it; no seed measures how long it lasts): how much of each comparison rests on that assumption (docs/MODEL.md, 'Background activity').".into(),
     ];
     let motivation = motivation(&runs);
     let fig12 = alerts_by_events(&runs);
@@ -325,7 +325,8 @@ fn findings(t: &[Table]) -> Vec<Finding> {
     };
     let mut findings = vec![
         quiet(
-            versus("SEAL caches more apps than No-SWAP (Fig. 13: 17 against 7)", cache("seal"), Want::Above, cache("android-lmk"), "apps"),
+            versus("SEAL caches more apps than No-SWAP (Fig. 13: 17 against 7)", cache("seal"), Want::Above, cache("android-lmk"), "apps")
+                .paper_vs(17.0, 7.0),
             "caching",
             "android-lmk",
             "apps",
@@ -337,7 +338,8 @@ fn findings(t: &[Table]) -> Vec<Finding> {
                 Want::AtLeast,
                 cache("zswap"),
                 "apps",
-            ),
+            )
+            .paper_vs(17.0, 15.0),
             "caching",
             "zswap",
             "apps",
@@ -350,7 +352,8 @@ fn findings(t: &[Table]) -> Vec<Finding> {
             Want::Above,
             alerts("android-lmk"),
             "frames",
-        ),
+        )
+        .paper_vs(4.0, 1.0),
         quiet(
             versus(
                 "SEAL has fewer interaction alerts than ZSWAP (Fig. 11: 76 % fewer)",
@@ -358,7 +361,8 @@ fn findings(t: &[Table]) -> Vec<Finding> {
                 Want::Below,
                 alerts("zswap"),
                 "frames",
-            ),
+            )
+            .paper_vs(24.0, 100.0),
             "alerts",
             "zswap",
             "frames",
@@ -370,7 +374,8 @@ fn findings(t: &[Table]) -> Vec<Finding> {
             Want::Above,
             warm("android-lmk"),
             "ms",
-        ),
+        )
+        .paper_vs(1443.0, 526.0),
         versus(
             "SEAL's warm launches are closer to No-SWAP's than ZSWAP's are (Fig. 10)",
             ("seal above android-lmk", above_no_swap("seal")),

@@ -5,7 +5,7 @@
 //! same launches by target type (Fig. 10) and scenario C's flash traffic (Fig. 11(a));
 //! every scheme against the original Android as §V and §III's Fig. 2 set them.
 
-use crate::report::{against_bar, also, pct_cut, value, within, Comparison, Report, Table, Want, MIN_CHANGE};
+use crate::report::{against_bar, also, pct_cut, value, within, Comparison, PaperFigure, Report, Table, Want, MIN_CHANGE};
 use crate::{windowed, RunSpec, OBSERVED_BG_WINDOW_S};
 use floe_core::{Finding, Metrics, RunRecord};
 use floe_sim::SimError;
@@ -265,7 +265,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
     let by_pass = heavy_by_pass(&runs);
     let notes = vec![
         format!("{}; seed 1.", if quick { "--quick: one pass over each scenario's apps instead of ten (A1, B1: 1 round; A2, B2: the first of their 10 random orders); C once" } else { "full run: every scenario as its workload file sets it" }),
-        "Known differences: cached apps keep the background activity Ice measured in an app's first 10 s in the background for as long as they are cached, and app footprints are those of later app versions than the paper's Android 6 apps (docs/MODEL-NOTES.md); the 24 apps' background working sets then exceed the Nexus 5's RAM, so every swapping policy pages them through flash. Swap-first, which swaps down to 100 MB free before killing (and with free memory held at its 144 MiB min watermark kills only when a kswapd pass frees nothing, Algorithm 1's OOM step), and swap-all suffer most: the Nexus 5's 3.4 kernel reads the aligned eight swap slots around every swap-in from flash, mostly other apps' pages that went out in the same reclaim pass, whose frames push out pages about to be used, so in B swap-all falls further behind the original Android with every pass over the apps (the pass-by-pass table), to over ten times slower in a full run where the paper reports 2-5x, and kill-first's lead over it is larger than the paper's (docs/MODEL-NOTES.md, 'Swap readahead from flash'). The last table runs B1 and B2 again with cached apps active only in their first 30 s in the background (the main runs never end it; no seed measures how long it lasts): what of kill-first's lead rests on that activity (docs/MODEL-NOTES.md, 'Known issue: background activity never decays').".into(),
+        "Known differences: cached apps keep the background activity Ice measured in an app's first 10 s in the background for as long as they are cached, and app footprints are those of later app versions than the paper's Android 6 apps (docs/MODEL.md, 'Schemes' page-level hooks'); the 24 apps' background working sets then exceed the Nexus 5's RAM, so every swapping policy pages them through flash. Swap-first, which swaps down to 100 MB free before killing (and with free memory held at its 144 MiB min watermark kills only when a kswapd pass frees nothing, Algorithm 1's OOM step), and swap-all suffer most: the Nexus 5's 3.4 kernel reads the aligned eight swap slots around every swap-in from flash, mostly other apps' pages that went out in the same reclaim pass, whose frames push out pages about to be used, so in B swap-all falls further behind the original Android with every pass over the apps (the pass-by-pass table), to over ten times slower in a full run where the paper reports 2-5x, and kill-first's lead over it is larger than the paper's (docs/MODEL.md, 'Swap tiers'). The last table runs B1 and B2 again with cached apps active only in their first 30 s in the background (the main runs never end it; no seed measures how long it lasts): what of kill-first's lead rests on that activity (docs/MODEL.md, 'Background activity').".into(),
     ];
     let tables = vec![mean, sd, original, by_pass, heavy, quiet];
     Report { experiment: "selective".into(), runs, findings: findings(&tables), tables, notes, seeds: 1, sd: vec![] }
@@ -287,21 +287,24 @@ fn findings(t: &[Table]) -> Vec<Finding> {
             Want::Above,
             1.0,
             "%",
-        ),
+        )
+        .paper(51.0),
         against_bar(
             "Kill-first cuts the launch time's standard deviation against swap-all in the heavy scenarios (§V: by 78 %)",
             cut("kill-first vs swap-all: stddev cut"),
             Want::Above,
             1.0,
             "%",
-        ),
+        )
+        .paper(78.0),
         against_bar(
             "Kill-first cuts the mean launch time against the original Android in the heavy scenarios (§V: by 22 %)",
             cut("kill-first vs original Android: mean cut"),
             Want::Above,
             1.0,
             "%",
-        ),
+        )
+        .paper(22.0),
     ];
     let mut all: Vec<Finding> = main.into_iter().zip(labels).map(|(f, l)| quiet(f, l)).collect();
     let ratio = |label: &str| value(t, "§III (", label);

@@ -5,7 +5,7 @@
 //! SmartLMK kills at once (§6.5), and the launch tracker's parameters against the
 //! launches of the benchmark (§6.2, Fig. 6).
 
-use crate::report::{against_bar, mean_where, pct_cut, value, Comparison, Report, Table, Want};
+use crate::report::{against_bar, mean_where, pct_cut, value, Comparison, PaperFigure, Report, Table, Want};
 use crate::RunSpec;
 use floe_core::{Action, Event, EventMask, Finding, LaunchKind, Metrics, Nanos, Param, Policy, RunRecord, Setup, SystemView};
 use floe_policies::smartlmk::{LaunchTracker, TrackerParams};
@@ -114,8 +114,8 @@ pub fn report(runs: Vec<RunRecord>) -> Report {
     });
     let notes = vec![
         "Each cell is one run (seed 1, `--quick` or not): the launch sequence is the paper's Table II mix, fixed, and with the background activity the paper turned off (§6.1: 'all background processes are terminated ... we turn off the automatic synchronization and update features from apps'; the workload's background_activity = false) no part of a run draws on the seed.".into(),
-        "Known differences: app footprints in data/apps.toml are for 2016-2022 app versions, larger than the Galaxy Nexus-era apps of the paper (Facebook 330 MiB here, about 50 MB in the paper's Fig. 3), so more launches are cold in both policies; SmartLMK keeps the slow-starting games warm more often than Vanilla (Fig. 13's shift) but resumes a few fewer apps in total (Fig. 11: the paper's resumed more). Every app's RSS includes the 29.3 MB it shares with Zygote (§6.3), which SmartLMK's Memory = RSS - RSS(Zygote) subtracts again. Cached apps do not wake in the background here (the workload's background_activity = false, after §6.1), where every other experiment's keep Ice's first-10-s activity (docs/MODEL-NOTES.md).".into(),
-        "§6.2 / Fig. 6 replays SmartLMK's launch tracker over the busy + I/O-wait share Vanilla's runs showed every 100 ms, from each launch to the next, against the latency the simulator measured; Table I's values were fitted by the paper to its phone's traces, the values here are the ones floe's traces favour. floe's utilisation does not fall away when a launch ends: the app goes on growing to its full footprint at 64 MiB/s (file reads, so I/O wait), so the tracker ends late, an app start by more than a resume (Figs. 7-8 above), and SmartLMK learns its start and resume times from the tracker (docs/MODEL-NOTES.md).".into(),
+        "Known differences: app footprints in data/apps.toml are for 2016-2022 app versions, larger than the Galaxy Nexus-era apps of the paper (Facebook 330 MiB here, about 50 MB in the paper's Fig. 3), so more launches are cold in both policies; SmartLMK keeps the slow-starting games warm more often than Vanilla (Fig. 13's shift) but resumes a few fewer apps in total (Fig. 11: the paper's resumed more). Every app's RSS includes the 29.3 MB it shares with Zygote (§6.3), which SmartLMK's Memory = RSS - RSS(Zygote) subtracts again. Cached apps do not wake in the background here (the workload's background_activity = false, after §6.1), where every other experiment's keep Ice's first-10-s activity (docs/MODEL.md, 'Background activity').".into(),
+        "§6.2 / Fig. 6 replays SmartLMK's launch tracker over the busy + I/O-wait share Vanilla's runs showed every 100 ms, from each launch to the next, against the latency the simulator measured; Table I's values were fitted by the paper to its phone's traces, the values here are the ones floe's traces favour. floe's utilisation does not fall away when a launch ends: the app goes on growing to its full footprint at 64 MiB/s (file reads, so I/O wait), so the tracker ends late, an app start by more than a resume (Figs. 7-8 above), and SmartLMK learns its start and resume times from the tracker (docs/MODEL.md, 'Launches').".into(),
     ];
     let tables = vec![total, resumes, launch_by_app, per_app, kills, gain];
     Report { experiment: "smartlmk".into(), runs, findings: findings(&tables), tables, notes, seeds: 1, sd: vec![] }
@@ -132,14 +132,16 @@ fn findings(t: &[Table]) -> Vec<Finding> {
             Want::Above,
             1.0,
             "%",
-        ),
+        )
+        .paper(13.2),
         against_bar(
             "SmartLMK cuts the total launch time against Vanilla with a 128 MB balloon (§6.3: by 7.1 %)",
             gain("128"),
             Want::Above,
             1.0,
             "%",
-        ),
+        )
+        .paper(7.1),
         against_bar(
             "SmartLMK cuts the total launch time at every balloon size (Fig. 10)",
             ("least of the cuts", least_gain),
@@ -167,7 +169,8 @@ fn findings(t: &[Table]) -> Vec<Finding> {
             Want::Above,
             1.0,
             "",
-        ),
+        )
+        .paper(1.67),
     ]
 }
 

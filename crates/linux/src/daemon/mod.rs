@@ -970,11 +970,12 @@ impl Daemon {
     fn refresh_meminfo(&mut self) {
         self.meminfo = read_meminfo(self.min_free_kb);
         if let Some(mib) = self.cfg.memory_limit_mib {
-            if let Ok(mut g) = self.root.memory_usage() {
-                // What the apps hold counts even where its charge stayed outside the
-                // budget's group (allocated before they were adopted, on kernels that
-                // do not move charges).
-                g.usage = g.usage.max(self.apps.iter().map(|a| a.rss).sum());
+            // The budget is the group's charge. What an adopted app allocated before it
+            // was adopted stays charged where it was on kernels that do not move
+            // charges (Linux 6.x); the daemon says so at start. Adding the apps' RSS
+            // instead would count twice what they allocate after, and make free memory
+            // follow every page-out at once, ahead of the kernel's own accounting.
+            if let Ok(g) = self.root.memory_usage() {
                 // What swap can still take of the apps' anonymous memory counts as
                 // free where the kernel's reclaim alone moves it there: not when the
                 // policy keeps apps out of swap, nor when it pages apps out itself

@@ -37,7 +37,8 @@ enum Cmd {
     /// Devices, workloads and policies are named as `floe list` shows; a device or
     /// workload may also be a path to a TOML file in the format of data/README.md.
     #[command(after_help = "Examples:
-  floe sim                                           Ice's video call on the P20, LRU + CFS, 8 apps cached
+  floe sim                                           Ice's video call on the P20, 8 apps cached: lru-cfs beside ice
+  floe sim --policy lru-cfs                          the same under one policy
   floe sim --policy lru-cfs,ice,ice-plus --bg-apps 6 --device pixel3 --draw-bg --seed 3
   floe sim --workload seal-30apps --policy zswap,seal,seal:k=1:mu=0.5 --shuffle-rounds
   floe sim --workload my-workload.toml --json        one run object (an array for several policies)
@@ -63,10 +64,10 @@ enum Cmd {
     #[command(after_help = "Examples:
   floe experiment seal --quick          SEAL's figures in under a minute
   floe experiment all --quick           every paper's evaluation, then how many of each one's findings hold
-  floe experiment ice                   the full evaluation (about two minutes on two cores)
+  floe experiment ice                   the full evaluation over five seeds, each effect with its 95 % interval
   floe experiment asap --json > asap.json
   floe experiment calibration --quick   every paper's controls against its figures, and the values calibrated on them
-  floe experiment seal --seeds 5        every figure the mean of five seeds, with its spread")]
+  floe experiment seal --seeds 1        the full evaluation once: verdicts without intervals")]
     Experiment {
         /// Which paper's evaluation.
         name: String,
@@ -75,10 +76,11 @@ enum Cmd {
         quick: bool,
         /// Replicate the whole evaluation over N seeds (replicate r adds 1000 r to every
         /// run's seed) and print each figure as their mean beside its standard deviation,
-        /// the findings judged on the means with the number of seeds each holds in. Takes
-        /// N times as long.
-        #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
-        seeds: u32,
+        /// the findings judged on the means with each effect's 95 % interval: an effect
+        /// whose interval takes in none is vacuous. Takes N times as long. Default: 5 for
+        /// a full run, 1 with --quick (whose verdicts are then indicative).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+        seeds: Option<u32>,
         /// Print `{"experiment": NAME, "runs": [...]}` instead of tables.
         #[arg(long)]
         json: bool,
@@ -87,6 +89,19 @@ enum Cmd {
     /// sessions on the 4 GiB Pixel 3) and report page accesses and simulated seconds per
     /// wall-clock second (docs/PERFORMANCE.md).
     Bench(BenchArgs),
+    /// Replay a cache trace on floe's page-cache model and print its miss ratio,
+    /// refaults, activations and requests per second (reading the trace included).
+    ///
+    /// TRACE is libCacheSim's oracleGeneral binary format (24-byte records: u32 time,
+    /// u64 object id, u32 size, i64 next access; size-0 records are skipped) or, for a
+    /// `.csv`/`.txt` name, lines `time,page id`. Each object is one page. `linux` is the
+    /// simulator's own page cache: active and inactive file lists, young and referenced
+    /// bits, shadow entries and refault-distance activation, reclaim in batches of 32
+    /// pages when a miss finds the cache full; `lru` is plain LRU over the same lists.
+    #[command(after_help = "Examples:
+  floe replay trace.oracleGeneral.bin --cache-pages 250000
+  floe replay trace.csv --cache-pages 4096 --policy lru --json")]
+    Replay(ReplayArgs),
     /// Run the policies on this Linux kernel: apps are cgroups filled with the processes
     /// the config's rules match (or an adopted uid_N/pid_M layout); a low-memory killer
     /// works over the machine or a memory budget; what policies learn is kept in SQLite;
@@ -164,8 +179,11 @@ struct SimArgs {
     #[arg(long, default_value = "ice-video-call")]
     workload: String,
     /// Policy name; several separated by commas are run side by side. The SEAL family
-    /// takes parameters after colons: `seal:k=2:mu=0.5:sl1=256:sl2=512`.
-    #[arg(long, default_value = "lru-cfs", value_delimiter = ',')]
+    /// takes parameters after colons: `seal:k=2:mu=0.5:sl1=256:sl2=512`. Default: the
+    /// workload's paper's baseline and scheme side by side, with a line saying what the
+    /// scheme changed (lru-cfs and ice for Ice's workloads); lru-cfs alone for a
+    /// workload of no paper.
+    #[arg(long, value_delimiter = ',')]
     policy: Vec<String>,
     /// Seed of every random choice; the same seed gives the same result.
     #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
@@ -256,6 +274,29 @@ struct BenchArgs {
     apps: Option<String>,
 }
 
+#[derive(clap::Args)]
+struct ReplayArgs {
+    /// The trace file.
+    trace: std::path::PathBuf,
+    /// The most pages the cache holds.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    cache_pages: u32,
+    /// The page-level policy: `linux` (the simulator's two lists with workingset
+    /// refault activation) or `lru` (plain LRU).
+    #[arg(long, default_value = "linux", value_parser = ["linux", "lru"])]
+    policy: String,
+    /// Pages `linux` reclaims when a miss finds the cache full (the kernel's
+    /// SWAP_CLUSTER_MAX by default; 1 evicts on demand).
+    #[arg(long, value_name = "PAGES", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..))]
+    batch: u32,
+    /// The trace's format, instead of the one its name implies.
+    #[arg(long, value_parser = ["oracle-general", "csv"])]
+    format: Option<String>,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
 fn main() {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -276,7 +317,8 @@ fn main() {
         Cmd::Sim(a) => sim(a),
         Cmd::List { what, apps } => list(what, apps.as_deref()),
         Cmd::Bench(a) => bench(a),
-        Cmd::Experiment { name, quick, seeds, json } => experiment(&name, quick, seeds, json),
+        Cmd::Replay(a) => replay(a),
+        Cmd::Experiment { name, quick, seeds, json } => experiment(&name, quick, seeds.unwrap_or(if quick { 1 } else { FULL_SEEDS }), json),
         Cmd::Daemon { check, config, policy, dry_run, timeline, supervise, cgroup_root, adopt_layout, unboost } => match supervise {
             Some(pid) => floe_linux::daemon::supervise(pid, &cgroup_root, adopt_layout.as_deref(), unboost).map_err(Into::into),
             None => daemon(check, config.as_deref(), policy.as_deref().unwrap_or("ice"), dry_run, timeline),
@@ -384,6 +426,12 @@ fn catalog(path: Option<&str>) -> Result<Catalog> {
 fn sim(a: SimArgs) -> Result<()> {
     let cat = catalog(a.apps.as_deref())?;
     let wl = Workload::load(&a.workload, &cat)?;
+    // The main job: without --policy, the paper's baseline beside its scheme.
+    let main_job = a.policy.is_empty();
+    let mut a = a;
+    if main_job {
+        a.policy = main_job_policies(&wl.name).iter().map(|p| p.to_string()).collect();
+    }
     let mut dev = match a.device.as_deref() {
         Some(d) => Device::load(d)?,
         None => wl.default_device()?,
@@ -482,16 +530,109 @@ fn sim(a: SimArgs) -> Result<()> {
             from(Some(&a.workload), &wl.name),
             a.apps.as_deref().map(|f| format!("  apps from {f}")).unwrap_or_default()
         );
-        print_table(&runs, &a.policy, a.seeds as usize, &inputs)?;
+        let pair = main_job && a.policy.len() == 2;
+        print_table(&runs, &a.policy, a.seeds as usize, &inputs, pair)?;
+        if pair {
+            let seeds = a.seeds as usize;
+            outln!("{}", what_changed(&runs[..seeds], &runs[seeds..], &a.policy[0], &a.policy[1]));
+            outln!("{LEGEND}");
+        }
     }
     Ok(())
+}
+
+/// The policies `floe sim` runs without `--policy`: the baseline the workload's paper
+/// measured its scheme against, then the scheme (by the workload's name, `PAPER-...`);
+/// lru-cfs alone for a workload of no paper.
+fn main_job_policies(workload: &str) -> &'static [&'static str] {
+    const PAIRS: [(&str, [&str; 2]); 5] = [
+        ("ice-", ["lru-cfs", "ice"]),
+        ("seal-", ["zswap", "seal"]),
+        ("smartlmk-", ["android-lmk", "smartlmk"]),
+        ("asap-", ["demand-paging", "asap"]),
+        ("selective-", ["android-lmk", "selective-kill-first"]),
+    ];
+    PAIRS.iter().find(|(prefix, _)| workload.starts_with(prefix)).map_or(&["lru-cfs"], |(_, pair)| pair)
+}
+
+/// Under the main job's table: what the metrics mean, in short (crates/core/src/metrics.rs).
+const LEGEND: &str = "\
+fps: frames a second in the foreground; ria: share of frames over 16.6 ms (interaction_alerts: their count)
+launch_ms_*: launch latency; switch_ms_mean: warm launches; caching_capability: warm launches a round after the first
+refaults_fg|bg_anon|file: evicted pages read back, by the foreground or cached apps; reclaimed_pages: pages evicted
+kills, freezes, thaws: apps killed, frozen, thawed; *_bytes: flash traffic, RAM held compressed (zram) at the end
+cpu_ms_*: CPU time of apps, kswapd, (de)compression, prepaging; rows 0 under both policies are left out";
+
+/// One line saying what the scheme (`after`, runs over the same seeds as `before`)
+/// changed against the baseline: the headline metrics that moved, in the metrics' order.
+fn what_changed(before: &[RunRecord], after: &[RunRecord], base: &str, scheme: &str) -> String {
+    let mean = |runs: &[RunRecord], f: &dyn Fn(&floe_core::Metrics) -> f64| floe_lab::report::mean(runs.iter().map(|r| f(&r.metrics)));
+    type Get = fn(&floe_core::Metrics) -> f64;
+    // (label, metric, digits): a whole-number count when digits is 0.
+    let headline: [(&str, Get, usize); 10] = [
+        ("fps", |m| if m.frames == 0 { f64::NAN } else { m.fps }, 2),
+        ("slow frames", |m| m.interaction_alerts as f64, 0),
+        ("mean launch ms", |m| if m.launches_cold + m.launches_warm == 0 { f64::NAN } else { m.launch_ms_mean }, 0),
+        ("warm launches a round", |m| m.caching_capability, 2),
+        ("background refaults", |m| (m.refaults_bg_anon + m.refaults_bg_file) as f64, 0),
+        ("foreground refaults", |m| (m.refaults_fg_anon + m.refaults_fg_file) as f64, 0),
+        ("pages reclaimed", |m| m.reclaimed_pages as f64, 0),
+        ("kills", |m| m.kills as f64, 0),
+        ("freezes", |m| m.freezes as f64, 0),
+        ("MiB read from flash", |m| m.flash_read_bytes as f64 / 1_048_576.0, 0),
+    ];
+    // A count with thousands separated, a rate with its digits.
+    let show = |x: f64, digits: usize| {
+        let text = format!("{x:.digits$}");
+        if digits > 0 {
+            return text;
+        }
+        let (sign, num) = text.split_at(usize::from(text.starts_with('-')));
+        let mut out = String::new();
+        for (i, c) in num.chars().enumerate() {
+            if i > 0 && (num.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        format!("{sign}{out}")
+    };
+    let mut moved = Vec::new();
+    let mut same = Vec::new();
+    for (label, get, digits) in headline {
+        let (b, s) = (mean(before, &get), mean(after, &get));
+        if b.is_nan() || s.is_nan() {
+            continue;
+        }
+        // The frame rate always; the rest when it moved by 1 % or more.
+        let pct = 100.0 * (s - b) / b;
+        if label != "fps" && (show(b, digits) == show(s, digits) || pct.abs() < 1.0) {
+            if b != 0.0 {
+                same.push(label);
+            }
+            continue;
+        }
+        let pct = if b == 0.0 { String::new() } else { format!(" ({pct:+.1} %)") };
+        moved.push(format!("{label} {} -> {}{pct}", show(b, digits), show(s, digits)));
+    }
+    let mut line = format!("What {scheme} changed against {base}: ");
+    if moved.is_empty() {
+        line.push_str("nothing in the headline metrics");
+    } else {
+        line.push_str(&moved.join(", "));
+    }
+    if !same.is_empty() {
+        line.push_str(&format!("; {} unchanged", same.join(", ")));
+    }
+    line
 }
 
 /// Prints the runs side by side, one column per policy as the user named it (each
 /// policy's `seeds` runs follow one another in `runs`), under a line naming the inputs
 /// (`inputs`: device and workload), the seeds and the parameters all runs share. With
 /// several seeds a cell is the mean and, after `±`, the standard deviation across them.
-fn print_table(runs: &[RunRecord], specs: &[String], seeds: usize, inputs: &str) -> Result<()> {
+/// `compact` leaves out the rows that are 0 (or empty) in every column.
+fn print_table(runs: &[RunRecord], specs: &[String], seeds: usize, inputs: &str, compact: bool) -> Result<()> {
     let r0 = &runs[0];
     let params: Vec<String> = r0
         .params
@@ -535,7 +676,10 @@ fn print_table(runs: &[RunRecord], specs: &[String], seeds: usize, inputs: &str)
                     }
                 }
             })
-            .collect();
+            .collect::<Vec<String>>();
+        if compact && cells.iter().all(|c| c.trim_start_matches(['0', '.', '±', ' ']).is_empty() || c == "-") {
+            continue;
+        }
         rows.push((name, cells));
     }
     let widest = rows.iter().flat_map(|r| r.1.iter().map(|c| c.chars().count())).max().unwrap_or(0);
@@ -643,6 +787,10 @@ fn list(what: ListWhat, apps: Option<&str>) -> Result<()> {
     Ok(())
 }
 
+/// Seed replicates of a full `floe experiment` run: enough for each effect's 95 %
+/// interval to tell an effect from the noise.
+const FULL_SEEDS: u32 = 5;
+
 fn experiment(name: &str, quick: bool, seeds: u32, json: bool) -> Result<()> {
     let names: Vec<&str> = if name == "all" { floe_lab::evaluations().collect() } else { name.split(',').collect() };
     // Every name is checked before anything runs.
@@ -729,5 +877,49 @@ fn bench(a: BenchArgs) -> Result<()> {
     outln!("pages scanned      {:>12}  reclaimed {}", sim.scanned(), sim.reclaimed());
     outln!("accesses / wall s  {:>12.3e}", touches as f64 / wall);
     outln!("sim s / wall s     {:>12.0}", simulated / wall);
+    Ok(())
+}
+
+fn replay(a: ReplayArgs) -> Result<()> {
+    use floe_sim::replay::{ReplayOptions, ReplayPolicy, Trace, TraceFormat};
+    let format = match a.format.as_deref() {
+        Some("csv") => TraceFormat::Csv,
+        Some(_) => TraceFormat::OracleGeneral,
+        None => TraceFormat::of_path(&a.trace),
+    };
+    let policy = ReplayPolicy::from_name(&a.policy).context("unknown replay policy")?;
+    let opts = ReplayOptions { policy, cache_pages: a.cache_pages, batch: a.batch };
+    let t0 = Instant::now();
+    let trace = Trace::read(&a.trace, format)?;
+    let read_s = t0.elapsed().as_secs_f64();
+    let stats = floe_sim::replay::replay(&trace, &opts);
+    let total_s = t0.elapsed().as_secs_f64();
+    let per_s = stats.requests as f64 / total_s;
+    if a.json {
+        let mut v = serde_json::to_value(&stats)?;
+        let o = v.as_object_mut().context("replay stats are an object")?;
+        o.insert("trace".into(), a.trace.display().to_string().into());
+        o.insert("format".into(), format.name().into());
+        o.insert("policy".into(), policy.name().into());
+        o.insert("cache_pages".into(), a.cache_pages.into());
+        o.insert("batch".into(), a.batch.into());
+        o.insert("objects".into(), trace.objects.into());
+        o.insert("skipped_size_zero".into(), trace.skipped.into());
+        o.insert("read_s".into(), read_s.into());
+        o.insert("replay_s".into(), (total_s - read_s).into());
+        o.insert("requests_per_s".into(), per_s.into());
+        outln!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    outln!("trace        {} ({}, {} requests, {} objects)", a.trace.display(), format.name(), stats.requests, trace.objects);
+    if trace.skipped > 0 {
+        outln!("skipped      {} records of size 0", trace.skipped);
+    }
+    let batch = if policy == ReplayPolicy::Linux { format!(", reclaim batch {}", a.batch) } else { String::new() };
+    outln!("policy       {}, cache {} pages{batch}", policy.name(), a.cache_pages);
+    outln!("miss ratio   {:.6} ({} misses)", stats.miss_ratio, stats.misses);
+    outln!("refaults     {}  activated {}", stats.refaults, stats.activations);
+    outln!("evictions    {}  scanned {}  promoted {}", stats.evictions, stats.scanned, stats.promotions);
+    outln!("requests/s   {:.3e} ({:.3} s: {:.3} s reading, {:.3} s replaying)", per_s, total_s, read_s, total_s - read_s);
     Ok(())
 }

@@ -452,7 +452,7 @@ fn state_set_checks_its_input_and_show_prints_it_back() {
 #[test]
 fn draw_bg_replaces_the_workloads_fixed_background_set() {
     let run = |extra: &[&str]| {
-        let mut args = vec!["sim", "--workload", "ice-video-call", "--bg-apps", "2", "--json"];
+        let mut args = vec!["sim", "--workload", "ice-video-call", "--bg-apps", "2", "--policy", "lru-cfs", "--json"];
         args.extend_from_slice(extra);
         let out = floe(&args);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -490,6 +490,37 @@ fn a_workloads_device_file_is_found_beside_it() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.code() == Some(2) && err.contains(&format!("w.toml:{line}: field `device`")), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The main job: `floe sim` alone runs Ice's video call under the stock policy and
+/// Ice side by side, leaves out the rows that are 0 in both, and ends with one line
+/// saying what Ice changed and a legend; `--policy` runs the policies named, with every
+/// row and nothing after the table.
+#[test]
+fn the_main_job_shows_the_baseline_beside_the_scheme_and_what_changed() {
+    let out = floe(&["sim"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("device p20  workload ice-video-call  seed 1"), "{text}");
+    let head: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(head, ["metric", "lru-cfs", "ice"], "{text}");
+    let row =
+        |m: &str| lines.iter().find(|l| l.split_whitespace().next() == Some(m)).map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>());
+    let fps = row("fps").unwrap_or_else(|| panic!("{text}"));
+    assert!(fps.len() == 2 && fps.iter().all(|c| c.parse::<f64>().is_ok_and(|f| f > 0.0)), "{text}");
+    assert!(row("freezes").is_some_and(|c| c[0] == "0" && c[1] != "0"), "Ice freezes cached apps, LRU+CFS does not: {text}");
+    assert!(row("prepage_recall").is_none() && row("launches_warm").is_none(), "rows 0 or empty in both are left out: {text}");
+    let summary = lines.iter().find(|l| l.starts_with("What ice changed against lru-cfs: ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(summary.contains("freezes 0 -> ") && summary.contains("background refaults "), "{summary}");
+    assert!(lines.iter().any(|l| l.starts_with("fps: ") && l.contains("ria: ")), "a legend under the table: {text}");
+    let one = String::from_utf8_lossy(&floe(&["sim", "--policy", "lru-cfs"]).stdout).to_string();
+    let head: Vec<&str> = one.lines().nth(1).unwrap_or_default().split_whitespace().collect();
+    assert_eq!(head, ["metric", "lru-cfs"], "{one}");
+    assert!(one.lines().any(|l| l.starts_with("prepage_recall ")) && !one.contains("What ") && !one.contains("ria: "), "{one}");
+    let col =
+        |t: &str, m: &str| t.lines().find(|l| l.starts_with(&format!("{m} "))).and_then(|l| l.split_whitespace().nth(1)).map(String::from);
+    assert_eq!(col(&one, "fps"), col(&text, "fps"), "the baseline's column is its run alone");
 }
 
 /// A run that renders no frame (a launch-only workload) shows no frame rate in the

@@ -1,5 +1,6 @@
 //! The `floe` binary's one integration-test binary: output contracts and errors on bad
-//! input (`cli`), and the daemon on the real kernel (`daemon`).
+//! input (`cli`), `floe replay` on trace files (`replay`), and the daemon on the real
+//! kernel (`daemon`).
 //!
 //! The daemon's tests time what happens on the machine (a freeze within its window,
 //! prepaging on idle CPU), so they run alone: each holds `MACHINE` for writing, while
@@ -10,6 +11,7 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 mod cli;
 mod daemon;
+mod replay;
 
 static MACHINE: RwLock<()> = RwLock::new(());
 

@@ -3,6 +3,7 @@
 
 pub mod asap;
 pub mod calibration;
+pub mod export;
 pub mod ice;
 pub mod report;
 pub mod seal;

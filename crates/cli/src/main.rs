@@ -44,7 +44,8 @@ enum Cmd {
   floe sim --workload my-workload.toml --json        one run object (an array for several policies)
   floe sim --timeline run.csv                        also the run as it went, one CSV row a second")]
     Sim(SimArgs),
-    /// List the embedded devices, apps, workloads or policies, or the experiments.
+    /// List the embedded devices, apps, workloads or policies, the experiments, or the
+    /// metrics.
     List {
         #[arg(value_enum)]
         what: ListWhat,
@@ -84,6 +85,10 @@ enum Cmd {
         /// Print `{"experiment": NAME, "runs": [...]}` instead of tables.
         #[arg(long)]
         json: bool,
+        /// Also write every run to FILE as CSV: one row per run, one column per key
+        /// (policy, device, workload, seed), run parameter and metric.
+        #[arg(long, value_name = "FILE")]
+        csv: Option<String>,
     },
     /// Measure simulator speed: play a workload (by default a simulated day of app
     /// sessions on the 4 GiB Pixel 3) and report page accesses and simulated seconds per
@@ -233,6 +238,10 @@ struct SimArgs {
     /// Print JSON: one run object (an array of them for several policies).
     #[arg(long)]
     json: bool,
+    /// Also write the runs to FILE as CSV: one row per run, one column per key (policy,
+    /// device, workload, seed), run parameter and metric.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<String>,
     /// Also write the run as it went, one CSV row per step of simulated time (see
     /// --timeline-step): free memory, LRU and swap sizes, the foreground app, frame
     /// rate, reclaim, refaults, kills, freezes, CPU and flash traffic, from the start of
@@ -253,6 +262,8 @@ enum ListWhat {
     Workloads,
     Policies,
     Experiments,
+    /// Each metric of `floe sim`'s table and JSON: name, unit, meaning.
+    Metrics,
 }
 
 #[derive(clap::Args)]
@@ -318,7 +329,9 @@ fn main() {
         Cmd::List { what, apps } => list(what, apps.as_deref()),
         Cmd::Bench(a) => bench(a),
         Cmd::Replay(a) => replay(a),
-        Cmd::Experiment { name, quick, seeds, json } => experiment(&name, quick, seeds.unwrap_or(if quick { 1 } else { FULL_SEEDS }), json),
+        Cmd::Experiment { name, quick, seeds, json, csv } => {
+            experiment(&name, quick, seeds.unwrap_or(if quick { 1 } else { FULL_SEEDS }), json, csv.as_deref())
+        }
         Cmd::Daemon { check, config, policy, dry_run, timeline, supervise, cgroup_root, adopt_layout, unboost } => match supervise {
             Some(pid) => floe_linux::daemon::supervise(pid, &cgroup_root, adopt_layout.as_deref(), unboost).map_err(Into::into),
             None => daemon(check, config.as_deref(), policy.as_deref().unwrap_or("ice"), dry_run, timeline),
@@ -515,6 +528,9 @@ fn sim(a: SimArgs) -> Result<()> {
             runs
         }
     };
+    if let Some(path) = &a.csv {
+        write_csv(path, &runs)?;
+    }
     if a.json {
         outln!("{}", one_or_array(&runs)?);
     } else {
@@ -561,7 +577,8 @@ fps: frames a second in the foreground; ria: share of frames over 16.6 ms (inter
 launch_ms_*: launch latency; switch_ms_mean: warm launches; caching_capability: warm launches a round after the first
 refaults_fg|bg_anon|file: evicted pages read back, by the foreground or cached apps; reclaimed_pages: pages evicted
 kills, freezes, thaws: apps killed, frozen, thawed; *_bytes: flash traffic, RAM held compressed (zram) at the end
-cpu_ms_*: CPU time of apps, kswapd, (de)compression, prepaging; rows 0 under both policies are left out";
+cpu_ms_*: CPU time of apps, kswapd, (de)compression, prepaging; rows 0 under both policies are left out
+Every metric's unit and meaning: floe list metrics";
 
 /// One line saying what the scheme (`after`, runs over the same seeds as `before`)
 /// changed against the baseline: the headline metrics that moved, in the metrics' order.
@@ -661,6 +678,17 @@ fn print_table(runs: &[RunRecord], specs: &[String], seeds: usize, inputs: &str,
                 let frameless = |c: &serde_json::Value| matches!(*name, "fps" | "ria") && c["frames"].as_u64() == Some(0);
                 let xs: Vec<&serde_json::Value> =
                     group.iter().filter(|c| !frameless(c)).map(|c| &c[*name]).filter(|v| !v.is_null()).collect();
+                // Bytes in the table in binary units (the JSON keeps the count).
+                let v: Vec<f64> = xs.iter().filter_map(|x| x.as_f64()).collect();
+                let m = floe_lab::report::mean(v.iter().copied());
+                if name.ends_with("_bytes") && !v.is_empty() && m != 0.0 {
+                    let (d, unit) = byte_unit(m);
+                    return match v.len() {
+                        1 if d == 1.0 => format!("{m:.0} B"),
+                        1 => format!("{:.1} {unit}", m / d),
+                        _ => format!("{:.1} ±{:.1} {unit}", m / d, floe_lab::report::stddev(&v) / d),
+                    };
+                }
                 match xs.as_slice() {
                     [] => "-".to_string(),
                     [serde_json::Value::Number(n)] if n.is_f64() => format!("{:.3}", n.as_f64().unwrap()),
@@ -699,40 +727,51 @@ fn print_table(runs: &[RunRecord], specs: &[String], seeds: usize, inputs: &str,
     Ok(())
 }
 
+/// The metrics in the order of the schema (DESIGN.md "Metrics"): name, unit and
+/// meaning (crates/core/src/metrics.rs), for the table's rows and `floe list metrics`.
+const METRICS: [(&str, &str, &str); 30] = [
+    ("fps", "frames/s", "frames a second while an interactive app was in the foreground"),
+    ("ria", "ratio", "share of frames that took longer than 16.6 ms (ratio of interaction alerts)"),
+    ("interaction_alerts", "frames", "frames that took longer than 16.6 ms"),
+    ("frames", "frames", "frames rendered in the foreground"),
+    ("launches_cold", "launches", "launches that started the app's process anew"),
+    ("launches_warm", "launches", "launches that found the app cached (an app switch)"),
+    ("launch_ms_mean", "ms", "mean launch latency, cold and warm"),
+    ("launch_ms_p50", "ms", "median launch latency"),
+    ("launch_ms_p95", "ms", "95th percentile of launch latency"),
+    ("launch_ms_stddev", "ms", "standard deviation of launch latency"),
+    ("launch_ms_total", "ms", "all launches' latency added up"),
+    ("switch_ms_mean", "ms", "mean latency of warm launches (an app switch back to a cached app)"),
+    ("caching_capability", "launches", "warm launches per round after the first, averaged (0 for one-round workloads)"),
+    ("refaults_fg_anon", "pages", "evicted anonymous pages the foreground app read back"),
+    ("refaults_fg_file", "pages", "evicted file pages the foreground app read back"),
+    ("refaults_bg_anon", "pages", "evicted anonymous pages cached apps read back"),
+    ("refaults_bg_file", "pages", "evicted file pages cached apps read back"),
+    ("reclaimed_pages", "pages", "pages evicted by reclaim"),
+    ("kills", "apps", "apps killed"),
+    ("freezes", "apps", "apps frozen"),
+    ("thaws", "apps", "apps thawed"),
+    ("flash_read_bytes", "bytes", "bytes read from flash"),
+    ("flash_write_bytes", "bytes", "bytes written to flash"),
+    ("zram_stored_bytes", "bytes", "uncompressed bytes held in compressed RAM at the end of the run"),
+    ("cpu_ms_app", "ms", "CPU time of the apps"),
+    ("cpu_ms_kswapd", "ms", "CPU time of kswapd, the kernel's background reclaim"),
+    ("cpu_ms_compress", "ms", "CPU time of compressing and decompressing swapped pages"),
+    ("cpu_ms_prepage", "ms", "CPU time of prepaging"),
+    ("prepage_precision", "ratio", "share of prepaged pages that were used; null when nothing was prepaged"),
+    ("prepage_recall", "ratio", "share of pages needed at switch-in that were prepaged; null when nothing was prepaged"),
+];
+
 /// Metric names in the order of the schema (DESIGN.md "Metrics").
 fn metric_order() -> Vec<&'static str> {
-    vec![
-        "fps",
-        "ria",
-        "interaction_alerts",
-        "frames",
-        "launches_cold",
-        "launches_warm",
-        "launch_ms_mean",
-        "launch_ms_p50",
-        "launch_ms_p95",
-        "launch_ms_stddev",
-        "launch_ms_total",
-        "switch_ms_mean",
-        "caching_capability",
-        "refaults_fg_anon",
-        "refaults_fg_file",
-        "refaults_bg_anon",
-        "refaults_bg_file",
-        "reclaimed_pages",
-        "kills",
-        "freezes",
-        "thaws",
-        "flash_read_bytes",
-        "flash_write_bytes",
-        "zram_stored_bytes",
-        "cpu_ms_app",
-        "cpu_ms_kswapd",
-        "cpu_ms_compress",
-        "cpu_ms_prepage",
-        "prepage_precision",
-        "prepage_recall",
-    ]
+    METRICS.iter().map(|m| m.0).collect()
+}
+
+/// `bytes` in the largest binary unit under which it is at least 1 (B, KiB, MiB, GiB),
+/// and that unit's divisor; a table shows a mean and its deviation in the mean's unit.
+fn byte_unit(bytes: f64) -> (f64, &'static str) {
+    const UNITS: [(f64, &str); 3] = [(1_073_741_824.0, "GiB"), (1_048_576.0, "MiB"), (1024.0, "KiB")];
+    UNITS.into_iter().find(|(d, _)| bytes.abs() >= *d).unwrap_or((1.0, "B"))
 }
 
 fn list(what: ListWhat, apps: Option<&str>) -> Result<()> {
@@ -783,6 +822,11 @@ fn list(what: ListWhat, apps: Option<&str>) -> Result<()> {
                 outln!("{name:<11} {about}");
             }
         }
+        ListWhat::Metrics => {
+            for (name, unit, meaning) in METRICS {
+                outln!("{name:<20} {unit:<9} {meaning}");
+            }
+        }
     }
     Ok(())
 }
@@ -791,7 +835,7 @@ fn list(what: ListWhat, apps: Option<&str>) -> Result<()> {
 /// interval to tell an effect from the noise.
 const FULL_SEEDS: u32 = 5;
 
-fn experiment(name: &str, quick: bool, seeds: u32, json: bool) -> Result<()> {
+fn experiment(name: &str, quick: bool, seeds: u32, json: bool, csv: Option<&str>) -> Result<()> {
     let names: Vec<&str> = if name == "all" { floe_lab::evaluations().collect() } else { name.split(',').collect() };
     // Every name is checked before anything runs.
     for (i, n) in names.iter().enumerate() {
@@ -804,12 +848,16 @@ fn experiment(name: &str, quick: bool, seeds: u32, json: bool) -> Result<()> {
     }
     let mut reports = Vec::new();
     for (i, n) in names.iter().enumerate() {
-        let report = run_one_experiment(n, quick, seeds)?;
+        let report = run_one_experiment(n, quick, seeds, !json)?;
         if !json {
             // Each report as it is done, then (with several) the count of their findings.
             out!("{}{}", if i > 0 { "\n" } else { "" }, report.text());
         }
         reports.push(report);
+    }
+    if let Some(path) = csv {
+        let runs: Vec<_> = reports.iter().flat_map(|r| r.runs.iter().cloned()).collect();
+        write_csv(path, &runs)?;
     }
     if json {
         let records: Vec<_> = reports.iter().map(|r| r.record()).collect();
@@ -818,6 +866,12 @@ fn experiment(name: &str, quick: bool, seeds: u32, json: bool) -> Result<()> {
         out!("\n{}", floe_lab::report::summary(&reports));
     }
     Ok(())
+}
+
+/// Writes `runs` to `path` as CSV (floe_lab::export).
+fn write_csv(path: &str, runs: &[floe_core::RunRecord]) -> Result<()> {
+    let text = floe_lab::export::runs_csv(runs).context("cannot make the CSV")?;
+    std::fs::write(path, text).with_context(|| format!("cannot write the CSV to {path}"))
 }
 
 /// Pretty JSON of `xs`: the one object alone, or an array of several.
@@ -829,10 +883,10 @@ fn one_or_array<T: serde::Serialize>(xs: &[T]) -> serde_json::Result<String> {
 }
 
 /// Runs experiment `name`, with a bar on stderr while its runs go.
-fn run_one_experiment(name: &str, quick: bool, seeds: u32) -> Result<floe_lab::Report> {
+fn run_one_experiment(name: &str, quick: bool, seeds: u32, show: bool) -> Result<floe_lab::Report> {
     // indicatif draws nothing when stderr is not a terminal, so piped and CI output
-    // stay clean.
-    let bar = indicatif::ProgressBar::new(0);
+    // stay clean; with --json (`show` false) it draws nothing either.
+    let bar = if show { indicatif::ProgressBar::new(0) } else { indicatif::ProgressBar::hidden() };
     bar.set_style(
         indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} runs, {elapsed} (~{eta} left)")
             .expect("valid template")

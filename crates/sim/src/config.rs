@@ -254,6 +254,10 @@ pub struct Device {
     pub zram: ZramSpec,
     pub flash: FlashSpec,
     pub cpu: CpuSpec,
+    /// Where the device was read from, to locate problems found when a run sets it
+    /// against a workload.
+    #[serde(skip)]
+    origin: Origin,
 }
 
 impl Device {
@@ -266,9 +270,16 @@ impl Device {
     /// Parses and validates a device file's text; `file` names it in errors.
     pub fn parse(file: &str, src: &str) -> Result<Device, ConfigError> {
         let input = Input::new(file, src);
-        let d: Device = parse(&input)?;
+        let mut d: Device = parse(&input)?;
         d.validate(&input)?;
+        d.origin = Origin { file: file.to_string(), src: src.into(), embedded: false };
         Ok(d)
+    }
+
+    /// The device's file and text, to locate problems found after loading it.
+    fn input(&self) -> Input<'_> {
+        let file = if self.origin.file.is_empty() { &self.name } else { &self.origin.file };
+        Input::new(file, &self.origin.src)
     }
 
     /// A balloon must be smaller than this (MiB): the memory left to apps less twice
@@ -493,6 +504,8 @@ struct CatalogFile {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Catalog {
     pub apps: Vec<AppSpec>,
+    /// The file the catalog was read from; `None` for the embedded data/apps.toml.
+    file: Option<String>,
 }
 
 impl Catalog {
@@ -504,7 +517,7 @@ impl Catalog {
             field: None,
             message: "not embedded in this build".into(),
         })?;
-        Catalog::parse("data/apps.toml", src)
+        Ok(Catalog { file: None, ..Catalog::parse("data/apps.toml", src)? })
     }
 
     /// Loads a catalog file.
@@ -580,7 +593,7 @@ impl Catalog {
                 format!("more than {MAX_APPS} apps (the simulator's app ids are 16-bit)"),
             ));
         }
-        Ok(Catalog { apps: c.app })
+        Ok(Catalog { apps: c.app, file: Some(file.to_string()) })
     }
 
     pub fn get(&self, name: &str) -> Option<&AppSpec> {
@@ -808,28 +821,84 @@ impl Workload {
         self.check_time(input, self.background.as_ref().map_or(0, |b| b.count))
     }
 
-    /// Checks that `catalog` holds every app the workload names.
+    /// Checks that `catalog` holds every app the workload names. An app missing from
+    /// the embedded catalog is an error at the workload's line; one missing from a
+    /// catalog file is an error in that file, naming the app and the workload's line.
     fn check_apps(&self, input: &Input, catalog: &Catalog) -> Result<(), ConfigError> {
         let lists = [("sequence", &self.sequence)]
             .into_iter()
             .chain(self.background.iter().flat_map(|b| [("background.pool", &b.pool), ("background.fixed", &b.fixed)]));
         for (k, names) in lists {
             if let Some((i, name)) = names.iter().enumerate().find(|(_, n)| catalog.get(n).is_none()) {
-                return Err(input.error(&format!("{k}[{i}]"), format!("unknown app `{name}` (see `floe list apps`)")));
+                let at = input.error(&format!("{k}[{i}]"), format!("unknown app `{name}` (see `floe list apps`)"));
+                let Some(file) = &catalog.file else { return Err(at) };
+                let line = at.line.map(|l| format!(":{l}")).unwrap_or_default();
+                return Err(ConfigError {
+                    file: file.clone(),
+                    line: None,
+                    field: None,
+                    message: format!(
+                        "no app `{name}` in this app catalog, and workload `{}` needs it ({}{line}, field `{k}`)",
+                        self.name, at.file
+                    ),
+                });
             }
         }
         Ok(())
+    }
+
+    /// Checks that the memory `device` leaves to apps holds each app the workload
+    /// launches, whole (`anon_mib` + `file_mib`), and a measured app together with the
+    /// scenario's foreground buffers, which reclaim cannot take: on a smaller device
+    /// free memory would fall below zero. Of the background, the first `bg_apps` of the
+    /// fixed set count, and the whole pool when `bg_apps` is more than the fixed set
+    /// holds (a run that draws a smaller background from the pool is not checked here).
+    /// An error in the device file, at `memory.app_mem_mib`.
+    fn check_fits(&self, device: &Device, catalog: &Catalog, bg_apps: usize) -> Result<(), ConfigError> {
+        let buffers = self.foreground.as_ref().map_or(0.0, |f| f.buffers_mib);
+        let measured = self.sequence.iter().map(|n| (n, buffers));
+        let cached = self
+            .background
+            .iter()
+            .flat_map(|b| b.fixed.iter().take(bg_apps).chain(b.pool.iter().filter(|_| bg_apps > b.fixed.len())))
+            .map(|n| (n, 0.0));
+        let mut need: Option<(&String, f64, f64)> = None;
+        for (name, extra) in measured.chain(cached) {
+            let Some(a) = catalog.get(name) else { continue };
+            let mib = a.anon_mib + a.file_mib + extra;
+            if need.is_none_or(|(_, m, _)| mib > m) {
+                need = Some((name, mib, extra));
+            }
+        }
+        let mem = device.memory.app_mem_mib;
+        match need {
+            Some((name, mib, extra)) if mib > mem => {
+                let with = if extra > 0.0 { format!(" with the {} MiB of foreground buffers", num(extra)) } else { String::new() };
+                Err(device.input().error(
+                    "memory.app_mem_mib",
+                    format!(
+                        "{} MiB left to apps cannot hold app `{name}` of workload `{}`{with} ({} MiB in all): free memory would fall below zero; give apps at least that",
+                        num(mem),
+                        self.name,
+                        num((mib * 10.0).ceil() / 10.0),
+                    ),
+                ))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Checks the workload as a run sets it up, on `device` with `catalog` and
     /// `bg_apps` background apps: every app is in the catalog, its times are within the
     /// limits (its fields may have changed since it was loaded), and unless the run
     /// replaces it (`own_balloon` false), its balloon leaves the device's apps more than
-    /// twice the high watermark.
+    /// twice the high watermark; the device's app memory holds each app
+    /// ([`Workload::check_fits`]).
     pub(crate) fn check_run(&self, device: &Device, catalog: &Catalog, bg_apps: usize, own_balloon: bool) -> Result<(), ConfigError> {
         let input = self.input();
         self.check_apps(&input, catalog)?;
         self.check_time(&input, bg_apps)?;
+        self.check_fits(device, catalog, bg_apps)?;
         let b = self.balloon_mib;
         if own_balloon && !device.balloon_fits(b) {
             return Err(input.error("balloon_mib", format!("{} MiB: {}", num(b), device.balloon_rule())));
@@ -960,7 +1029,7 @@ mod tests {
 
     #[test]
     fn unknown_app_in_workload_is_located() {
-        let cat = Catalog { apps: vec![] };
+        let cat = Catalog { apps: vec![], file: None };
         let src = "name = \"w\"\ndescription = \"\"\nsource = \"\"\ndevice = \"p20\"\nrounds = 1\nuse_s = 1.0\nidle_s = 0.0\ninteractive = true\nballoon_mib = 0.0\nsequence = [\"nope\"]\n";
         let e = Workload::parse("w.toml", src, &cat).unwrap_err();
         assert_eq!(e.line, Some(10));
@@ -982,6 +1051,75 @@ mod tests {
         let cat = Catalog::embedded().unwrap();
         assert!(!Workload::load("smartlmk-256", &cat).unwrap().background_activity);
         assert!(Workload::load("ice-video-call", &cat).unwrap().background_activity);
+    }
+
+    /// An app missing from a catalog file is blamed on that file, naming the app and
+    /// where the workload asks for it; missing from the embedded catalog, on the
+    /// workload's line.
+    #[test]
+    fn an_app_missing_from_an_apps_file_is_blamed_on_that_file() {
+        let src = embedded("apps.toml").unwrap();
+        let start = src.find("name = \"whatsapp\"").and_then(|i| src[..i].rfind("[[app]]")).unwrap();
+        let end = src[start + 1..].find("[[app]]").map_or(src.len(), |i| start + 1 + i);
+        let cat = Catalog::parse("mine.toml", &format!("{}{}", &src[..start], &src[end..])).unwrap();
+        let e = Workload::load("ice-video-call", &cat).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line, e.field.as_deref()), ("mine.toml", None, None), "{e}");
+        let seq = line(embedded("workloads/ice-video-call.toml").unwrap(), "sequence").unwrap();
+        assert!(e.message.contains("no app `whatsapp`"), "{e}");
+        assert!(e.message.contains(&format!("data/workloads/ice-video-call.toml:{seq}, field `sequence`")), "{e}");
+        let e = Workload::load("ice-video-call", &Catalog { file: None, ..cat }).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("data/workloads/ice-video-call.toml", Some(seq)), "{e}");
+    }
+
+    /// `src` with each line that starts with one of `keys` replaced by `key = value`.
+    fn set_lines(src: &str, kv: &[(&str, &str)]) -> String {
+        let mut out = String::new();
+        for l in src.lines() {
+            match kv.iter().find(|(k, _)| l.starts_with(&format!("{k} ="))) {
+                Some((k, v)) => out.push_str(&format!("{k} = {v}")),
+                None => out.push_str(l),
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// A device whose app memory cannot hold one of the workload's apps (with the
+    /// scenario's foreground buffers, for a measured app) is refused at its
+    /// `memory.app_mem_mib` line, in the device's file; one that holds it is run.
+    #[test]
+    fn a_device_smaller_than_one_app_is_refused_at_its_app_memory() {
+        let cat = Catalog::embedded().unwrap();
+        let wl = Workload::load("ice-video-call", &cat).unwrap();
+        let small = |kv: &[(&str, &str)]| {
+            let wm = [
+                ("watermark_min_mib", "0.1"),
+                ("watermark_low_mib", "0.2"),
+                ("watermark_high_mib", "0.3"),
+                ("tuned_high_mib", "0.5"),
+                ("minfree", "[[0, 0.5]]"),
+            ];
+            let src = set_lines(&set_lines(embedded("devices/p20.toml").unwrap(), &wm), kv);
+            (Device::parse("small.toml", &src).unwrap(), line(&src, "app_mem_mib"))
+        };
+        // WhatsApp's 102 + 68 MiB with the video call's 240 MiB of buffers.
+        for (kv, says) in [
+            (&[("app_mem_mib", "64.0")][..], "64 MiB left to apps cannot hold app `whatsapp`"),
+            (&[("ram_mib", "1.0"), ("app_mem_mib", "1.0"), ("size_mib", "1.0")][..], "1 MiB left to apps"),
+            (&[("app_mem_mib", "409.9")][..], "with the 240 MiB of foreground buffers (410 MiB in all)"),
+        ] {
+            let (dev, at) = small(kv);
+            let e = wl.check_run(&dev, &cat, 8, true).unwrap_err();
+            assert_eq!((e.file.as_str(), e.line, e.field.as_deref()), ("small.toml", at, Some("memory.app_mem_mib")), "{e}");
+            assert!(e.message.contains(says) && e.message.contains("below zero"), "{e}");
+        }
+        assert!(wl.check_run(&small(&[("app_mem_mib", "410.0")]).0, &cat, 8, true).is_ok());
+        // Beyond the fixed set of 8, the background comes from the pool, whose largest
+        // app is PUBG, 800 MiB.
+        let (dev, _) = small(&[("app_mem_mib", "700.0")]);
+        assert!(wl.check_run(&dev, &cat, 8, true).is_ok());
+        let e = wl.check_run(&dev, &cat, 9, true).unwrap_err();
+        assert!(e.message.contains("app `pubg`") && e.message.contains("(800 MiB in all)"), "{e}");
     }
 
     #[test]

@@ -80,6 +80,69 @@ fn sim_json_is_one_run_object_with_the_schema_names() {
     assert_eq!(v[1]["policy"], "zswap");
 }
 
+/// `floe list metrics` gives every metric of the JSON schema, in its order, each with
+/// a unit and a meaning.
+#[test]
+fn list_metrics_names_every_metric_with_its_unit_and_meaning() {
+    let (dev, wl, apps) = (format!("{TD}/tiny-device.toml"), format!("{TD}/tiny-workload.toml"), format!("{TD}/tiny-apps.toml"));
+    let out = floe(&["sim", "--device", &dev, "--workload", &wl, "--apps", &apps, "--policy", "lru-cfs", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut schema: Vec<String> = v["metrics"].as_object().unwrap().keys().cloned().collect();
+    let out = floe(&["list", "metrics"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let mut listed = Vec::new();
+    for l in text.lines() {
+        let mut words = l.split_whitespace();
+        let (name, unit) = (words.next().unwrap_or_default(), words.next().unwrap_or_default());
+        assert!(["frames/s", "ratio", "frames", "launches", "ms", "pages", "apps", "bytes"].contains(&unit), "{l}");
+        assert!(words.count() >= 2, "a meaning in words: {l}");
+        listed.push(name.to_string());
+    }
+    assert!(text.contains("\nria ") && text.contains("frames that took longer than 16.6 ms"), "{text}");
+    assert!(text.contains("\ncaching_capability ") && text.contains("warm launches per round after the first"), "{text}");
+    let in_order = listed.clone();
+    listed.sort();
+    schema.sort();
+    assert_eq!(listed, schema);
+    assert_eq!(in_order.first().map(String::as_str), Some("fps"));
+}
+
+/// Byte metrics show in binary units in the table (the mean's unit for a mean and its
+/// deviation), and as the raw count in the JSON.
+#[test]
+fn byte_metrics_print_in_binary_units_in_tables_and_raw_in_json() {
+    let (dev, wl, apps) = (format!("{TD}/tiny-device.toml"), format!("{TD}/tiny-workload.toml"), format!("{TD}/tiny-apps.toml"));
+    let base = ["sim", "--device", &dev, "--workload", &wl, "--apps", &apps, "--policy", "zswap", "--seed", "3"];
+    let out = floe(&[&base[..], &["--json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = String::from_utf8_lossy(&floe(&base).stdout).to_string();
+    let mut shown = 0;
+    for name in ["flash_read_bytes", "flash_write_bytes", "zram_stored_bytes"] {
+        let raw = v["metrics"][name].as_u64().unwrap_or_else(|| panic!("{name} is a count of bytes in the JSON: {v}"));
+        let row = text.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("{name}: {text}"));
+        let cell: Vec<&str> = row.split_whitespace().skip(1).collect();
+        if raw < 1024 {
+            continue;
+        }
+        let (x, unit) = (cell[0].parse::<f64>().unwrap_or_else(|_| panic!("{row}")), cell[1]);
+        let d = match unit {
+            "KiB" => 1024.0,
+            "MiB" => 1_048_576.0,
+            "GiB" => 1_073_741_824.0,
+            _ => panic!("{name}: {raw} bytes shown as {row}"),
+        };
+        assert!((1.0..1024.0).contains(&x) && (x * d - raw as f64).abs() <= 0.05 * d, "{name}: {raw} bytes shown as {row}");
+        shown += 1;
+    }
+    assert!(shown >= 2, "{text}");
+    // Over seeds, a mean and its deviation share the mean's unit.
+    let text = String::from_utf8_lossy(&floe(&[&base[..], &["--seeds", "2"]].concat()).stdout).to_string();
+    let row = text.lines().find(|l| l.starts_with("zram_stored_bytes")).unwrap_or_else(|| panic!("{text}"));
+    let cell: Vec<&str> = row.split_whitespace().skip(1).collect();
+    assert!(cell.len() == 3 && cell[1].starts_with('±') && ["KiB", "MiB", "GiB"].contains(&cell[2]), "{row}");
+}
+
 /// `--seeds N` runs every policy with N seeds from --seed on: --json gives every run,
 /// policy by policy, each the run that seed gives alone; the table shows each metric's
 /// mean and spread. It cannot share --timeline, nor run past the last seed.
@@ -126,6 +189,57 @@ fn bad_device_file_names_file_line_and_field() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("bad-device.toml:29") && err.contains("cores"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A device whose app memory cannot hold one app of the workload (here WhatsApp's
+/// 170 MiB with the video call's 240 MiB of buffers) is refused with exit status 2 at
+/// its `memory.app_mem_mib` line, before anything runs with free memory below zero.
+#[test]
+fn a_device_smaller_than_one_app_is_refused() {
+    let dir = std::env::temp_dir().join(format!("floe-cli-small-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p20 = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/devices/p20.toml")).unwrap();
+    let set = |kv: &[(&str, &str)]| -> String {
+        let lines = p20.lines().map(|l| match kv.iter().find(|(k, _)| l.starts_with(&format!("{k} ="))) {
+            Some((k, v)) => format!("{k} = {v}"),
+            None => l.to_string(),
+        });
+        lines.collect::<Vec<_>>().join("\n")
+    };
+    let small = [
+        ("watermark_min_mib", "0.1"),
+        ("watermark_low_mib", "0.2"),
+        ("watermark_high_mib", "0.3"),
+        ("tuned_high_mib", "0.5"),
+        ("minfree", "[[0, 0.5]]"),
+    ];
+    for (name, kv) in
+        [("app-mem-64", &[("app_mem_mib", "64.0")][..]), ("ram-1", &[("ram_mib", "1.0"), ("app_mem_mib", "1.0"), ("size_mib", "1.0")])]
+    {
+        let src = set(&[&small[..], kv].concat());
+        let at = src.lines().position(|l| l.starts_with("app_mem_mib =")).unwrap() + 1;
+        let file = dir.join(format!("{name}.toml"));
+        std::fs::write(&file, &src).unwrap();
+        let out = floe(&["sim", "--device", file.to_str().unwrap(), "--policy", "lru-cfs", "--timeline", "-"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(out.stdout.is_empty(), "{name}: a run began: {}", String::from_utf8_lossy(&out.stdout));
+        let want = format!("{}:{at}: field `memory.app_mem_mib`: ", file.display());
+        assert!(err.contains(&want) && err.contains("cannot hold app `whatsapp`"), "{name}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An apps file that lacks an app the workload needs is the error: the message names
+/// the apps file and the app, and where the workload asks for it.
+#[test]
+fn an_apps_file_lacking_a_workloads_app_is_blamed() {
+    let apps = format!("{TD}/tiny-apps.toml");
+    let out = floe(&["sim", "--apps", &apps, "--workload", "ice-video-call", "--policy", "lru-cfs"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with(&format!("floe: error: {apps}: no app `whatsapp` in this app catalog")), "{err}");
+    assert!(err.contains("workload `ice-video-call` needs it (data/workloads/ice-video-call.toml:"), "{err}");
 }
 
 #[test]
@@ -216,9 +330,13 @@ fn experiments_check_their_papers_findings() {
     let out = floe(&["experiment", "smartlmk", "--quick"]);
     let t = String::from_utf8_lossy(&out.stdout);
     let head = t.lines().find(|l| l.starts_with("The paper's findings in floe's runs: ")).unwrap_or_else(|| panic!("{t}"));
-    let verdicts: Vec<&str> = t.lines().filter(|l| l.starts_with("  yes  ") || l.starts_with("  no   ")).collect();
-    let held = verdicts.iter().filter(|l| l.starts_with("  yes")).count();
-    assert!(head.contains(&format!("{held} of {} hold", verdicts.len())), "{head}");
+    let word = |l: &str| l.split_whitespace().next().unwrap_or("").to_string();
+    let verdicts: Vec<&str> = t
+        .lines()
+        .filter(|l| l.starts_with("  ") && ["matches", "direction", "no", "vacuous"].contains(&word(l).as_str()) && l.contains(" — floe: "))
+        .collect();
+    let held = verdicts.iter().filter(|l| ["matches", "direction"].contains(&word(l).as_str())).count();
+    assert!(!verdicts.is_empty() && head.contains(&format!("{held} of {} hold", verdicts.len())), "{head}");
     assert!(verdicts.iter().all(|l| l.contains(" — floe: ")), "{verdicts:?}");
 }
 
@@ -633,4 +751,61 @@ fn timeline_writes_one_csv_row_per_step_for_each_policy() {
     // A device that takes no writes: the error names it (and the run stops there).
     assert!(err(&["--timeline", "/dev/full"]).contains("cannot write the timeline to /dev/full"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--csv FILE` writes the runs beside the usual output: a header, then one row per
+/// run whose cells are the JSON's figures (`floe sim`), or every run of the experiment
+/// (`floe experiment`).
+#[test]
+fn csv_has_one_row_per_run_with_the_jsons_figures() {
+    let (dev, wl, apps) = (format!("{TD}/tiny-device.toml"), format!("{TD}/tiny-workload.toml"), format!("{TD}/tiny-apps.toml"));
+    let path = std::env::temp_dir().join(format!("floe-csv-{}.csv", std::process::id()));
+    let p = path.to_str().unwrap();
+    let args = ["sim", "--device", &dev, "--workload", &wl, "--apps", &apps, "--policy", "lru-cfs,android-lmk"];
+    let out = floe(&[&args[..], &["--json", "--csv", p]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let head: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+    let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    let col = |name: &str| head.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}: {head:?}"));
+    for (i, run) in json.as_array().unwrap().iter().enumerate() {
+        assert_eq!(rows[i][col("policy")], *run["policy"].as_str().unwrap());
+        for m in ["fps", "reclaimed_pages", "launch_ms_mean"] {
+            let cell: f64 = rows[i][col(m)].parse().unwrap();
+            assert_eq!(cell, run["metrics"][m].as_f64().unwrap(), "{m}");
+        }
+    }
+    let out = floe(&["experiment", "smartlmk", "--quick", "--csv", p]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let runs = quick_experiment_runs("smartlmk");
+    assert_eq!(text.lines().count(), runs.len() + 1, "a header and a row per run");
+    std::fs::remove_file(&path).unwrap();
+    let bad = floe(&["sim", "--device", &dev, "--workload", &wl, "--apps", &apps, "--csv", "/nonexistent/dir/x.csv"]);
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("cannot write the CSV to /nonexistent/dir/x.csv"));
+}
+
+/// On a terminal an experiment shows a progress bar on stderr (runs done of all, time
+/// left); with --json, none. The terminal is a pseudo-terminal from util-linux's
+/// `script`, which the tests' machines have.
+#[test]
+fn a_progress_bar_shows_on_a_terminal_and_not_with_json() {
+    let _shared = crate::shared();
+    let bin = env!("CARGO_BIN_EXE_floe");
+    let on_tty = |args: &str| {
+        let out = Command::new("script")
+            .args(["-qec", &format!("{bin} experiment smartlmk --quick {args}"), "/dev/null"])
+            .output()
+            .expect("util-linux script");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let text = on_tty("");
+    assert!(text.contains("experiment smartlmk [") && text.contains(" runs, "), "no bar: {text}");
+    let json = on_tty("--json");
+    assert!(!json.contains("experiment smartlmk [") && !json.contains(" runs, "), "a bar with --json");
+    assert!(json.contains("\"experiment\": \"smartlmk\""), "{json}");
 }

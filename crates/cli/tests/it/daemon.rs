@@ -192,7 +192,25 @@ fn settle_memory_psi() {
     }
 }
 
+/// Panics, saying why, unless this process runs as root: the daemon's tests make and
+/// remove cgroups under /sys/fs/cgroup, freeze, kill and page out processes, and set
+/// up zram swap, which only root may do. Every test here finds its hierarchies with
+/// [`mount`] first, which checks.
+fn needs_root() {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        panic!(
+            "the daemon's tests act on this machine's kernel: they make and remove cgroups under /sys/fs/cgroup, \
+freeze, kill and page out processes, and set up zram swap, which only root may do. Run them as root, \
+e.g. `sudo -E cargo test -p floe --test it daemon::`"
+        );
+    }
+}
+
+/// Where the hierarchy of file system `fs` (with mount option `opt`) is mounted; first
+/// checks that the test runs as root ([`needs_root`]).
 fn mount(fs: &str, opt: Option<&str>) -> PathBuf {
+    needs_root();
     let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     for l in mi.lines() {
         let (pre, post) = l.split_once(" - ").unwrap();

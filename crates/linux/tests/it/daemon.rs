@@ -26,6 +26,7 @@ struct Dtest {
 }
 
 fn dtest(name: &str) -> Dtest {
+    crate::needs_root();
     let h = Hierarchies::detect().unwrap();
     assert!(h.v2.is_some() && h.memory_v1.is_some(), "needs cgroup v2 and v1 memory: {h:?}");
     Dtest { tag: format!("floe-dtest-{}-{name}", std::process::id()), h, procs: Vec::new() }

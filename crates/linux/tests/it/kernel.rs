@@ -24,6 +24,7 @@ fn sleeper() -> Proc {
 }
 
 fn hier() -> Hierarchies {
+    crate::needs_root();
     let h = Hierarchies::detect().expect("read mountinfo");
     assert!(h.v2.is_some(), "this test needs a cgroup2 mount: {h:?}");
     assert!(h.memory_v1.is_some() && h.freezer_v1.is_some(), "this test needs the v1 memory and freezer hierarchies: {h:?}");

@@ -18,6 +18,7 @@ struct ZramSwap {
 
 impl ZramSwap {
     fn setup() -> ZramSwap {
+        crate::needs_root();
         let swaps = std::fs::read_to_string("/proc/swaps").unwrap();
         if swaps.lines().any(|l| l.starts_with("/dev/zram0")) {
             return ZramSwap { ours: false };

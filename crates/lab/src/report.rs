@@ -229,10 +229,29 @@ impl Report {
             write!(s, ", {} seeds: each figure their mean, sd its standard deviation across them", self.seeds).unwrap();
         }
         writeln!(s).unwrap();
+        // The findings first: what a reader looks for, then the tables they rest on.
+        if !self.findings.is_empty() {
+            let of_seeds = if self.seeds > 1 { format!(" (on the {} seeds' mean figures)", self.seeds) } else { String::new() };
+            let indicative = if self.seeds > 1 { "" } else { "; indicative with one seed" };
+            writeln!(s, "\nThe paper's findings in floe's runs{of_seeds}: {}", counts(&self.findings)).unwrap();
+            let legend = format!(
+                "(matches: within ±{:.0} % of the paper's effect; a change under {:.0} % counts as none{indicative})",
+                MATCH_BAND * 100.0,
+                MIN_CHANGE * 100.0
+            );
+            s.push_str(&wrap(&legend, "  ", "  "));
+            for f in &self.findings {
+                let line = format!("{:<9}  {} — floe: {}{}", f.verdict.word(), f.claim, f.evidence, effects(f));
+                s.push_str(&wrap(&line, "  ", &" ".repeat(13)));
+            }
+        }
         for (i, t) in self.tables.iter().enumerate() {
             let sd = self.sd.get(i);
-            writeln!(s, "\n{}  [{}]", t.title, t.unit).unwrap();
-            let w = t.rows.iter().map(|r| r.label.len()).max().unwrap_or(10).max(10);
+            writeln!(s).unwrap();
+            s.push_str(&wrap(&format!("{}  [{}]", t.title, t.unit), "", "  "));
+            // Labels longer than what leaves room for the figures get a line of their own.
+            let room = WIDTH - 2 - 4 * 12;
+            let w = t.rows.iter().map(|r| r.label.chars().count()).filter(|&n| n <= room).max().unwrap_or(10).max(10);
             write!(s, "  {:<w$}  {:>10}  {:>10}  {:>10}", "", "paper", "floe", "diff").unwrap();
             writeln!(s, "{}", if sd.is_some() { format!("  {:>10}", "sd") } else { String::new() }).unwrap();
             for (j, r) in t.rows.iter().enumerate() {
@@ -240,34 +259,57 @@ impl Report {
                     Some(p) => (fmt(p), fmt(r.ours - p)),
                     None => ("-".to_string(), "-".to_string()),
                 };
-                write!(s, "  {:<w$}  {:>10}  {:>10}  {:>10}", r.label, p, fmt(r.ours), d).unwrap();
+                let label = if r.label.chars().count() > w {
+                    s.push_str(&wrap(&r.label, "  ", "  "));
+                    ""
+                } else {
+                    r.label.as_str()
+                };
+                write!(s, "  {:<w$}  {:>10}  {:>10}  {:>10}", label, p, fmt(r.ours), d).unwrap();
                 let dev = sd.map(|v| format!("  {:>10}", fmt(v.get(j).copied().unwrap_or(f64::NAN))));
                 writeln!(s, "{}", dev.unwrap_or_default()).unwrap();
-            }
-        }
-        if !self.findings.is_empty() {
-            let of_seeds = if self.seeds > 1 { format!(" (on the {} seeds' mean figures)", self.seeds) } else { String::new() };
-            let indicative = if self.seeds > 1 { "" } else { ", indicative with one seed" };
-            writeln!(
-                s,
-                "\nThe paper's findings in floe's runs{of_seeds}: {}  [matches: within ±{:.0} % of the paper's effect; a change under {:.0} % counts as none{indicative}]",
-                counts(&self.findings),
-                MATCH_BAND * 100.0,
-                MIN_CHANGE * 100.0
-            )
-            .unwrap();
-            for f in &self.findings {
-                writeln!(s, "  {:<9}  {} — floe: {}{}", f.verdict.word(), f.claim, f.evidence, effects(f)).unwrap();
             }
         }
         if !self.notes.is_empty() {
             writeln!(s).unwrap();
             for n in &self.notes {
-                writeln!(s, "note: {n}").unwrap();
+                s.push_str(&wrap(&format!("note: {n}"), "", "      "));
             }
         }
         s
     }
+}
+
+/// The widest line a report's text prints, in characters.
+pub const WIDTH: usize = 120;
+
+/// `text` as lines of at most [`WIDTH`] characters, broken at spaces: the first line
+/// after `first`, the others after `rest` (a word longer than a line stays whole).
+fn wrap(text: &str, first: &str, rest: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::from(first);
+    let mut len = first.chars().count();
+    let mut empty = true;
+    for word in text.split(' ') {
+        let n = word.chars().count();
+        if !empty && len + 1 + n > WIDTH {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = String::from(rest);
+            len = rest.chars().count();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+            len += 1;
+        }
+        line.push_str(word);
+        len += n;
+        empty = false;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
 }
 
 /// One report from the reports of the same experiment over several seed replicates
@@ -567,10 +609,10 @@ mod tests {
         assert!((lo - (11.0 - half)).abs() < 1e-9 && (hi - (11.0 + half)).abs() < 1e-9);
     }
 
-    /// The findings follow the tables, counted, each with its verdict and floe's figures;
-    /// a figure is found by its table's title and its label.
+    /// The findings come first, counted, each with its verdict and floe's figures, then
+    /// the tables; a figure is found by its table's title and its label.
     #[test]
-    fn findings_are_printed_after_the_tables_with_a_count() {
+    fn findings_are_printed_before_the_tables_with_a_count() {
         let table = Table {
             title: "Fig. 13: caching".into(),
             unit: "apps".into(),
@@ -589,13 +631,45 @@ mod tests {
         let t = r.text();
         let at = |s: &str| t.find(s).unwrap_or_else(|| panic!("no `{s}` in {t}"));
         assert!(
-            at("Fig. 13") < at("findings in floe's runs: 0 match, 1 direction, 1 no, 0 vacuous: 1 of 2 hold")
-                && at("1 of 2 hold") < at("note: n"),
+            at("findings in floe's runs: 0 match, 1 direction, 1 no, 0 vacuous: 1 of 2 hold") < at("Fig. 13")
+                && at("Fig. 13") < at("note: n"),
             "{t}"
         );
         assert!(t.contains("indicative with one seed"), "{t}");
         assert!(t.contains("  no         SEAL caches at least as many apps as ZSWAP — floe: seal 18.00 against zswap 21.00 apps"), "{t}");
         assert!(t.contains("  direction  SEAL caches apps — floe: seal 18.00 apps"), "{t}");
+    }
+
+    /// No line of a report is wider than 120 characters: long findings, notes, titles
+    /// and labels are broken at spaces and indented, and no word is lost.
+    #[test]
+    fn report_lines_stay_within_120_characters() {
+        let long = |what: &str| format!("{what} {}", "word ".repeat(60).trim_end());
+        let table = Table {
+            title: long("Fig. 99: a title"),
+            unit: "apps".into(),
+            rows: vec![
+                Comparison { label: long("a label"), paper: Some(17.0), ours: 18.0 },
+                Comparison { label: "short".into(), paper: None, ours: 1.0 },
+            ],
+        };
+        let findings = vec![against_bar(long("A claim"), ("cut", 12.0), Want::Above, 1.0, "%").paper(13.2)];
+        let r = Report {
+            experiment: "x".into(),
+            runs: vec![],
+            tables: vec![table],
+            findings,
+            notes: vec![long("A note")],
+            seeds: 3,
+            sd: vec![vec![1.0, 2.0]],
+        };
+        let t = r.text();
+        assert!(t.lines().all(|l| l.chars().count() <= WIDTH), "{t}");
+        let words = |x: &str| x.split_whitespace().filter(|w| *w == "word").count();
+        assert_eq!(words(&t), 4 * 60, "every word of the claim, note, title and label is kept");
+        assert!(t.lines().any(|l| l.starts_with("  matches    A claim word")), "{t}");
+        assert!(t.lines().any(|l| l.starts_with("note: A note word")) && t.lines().any(|l| l.starts_with("      word")), "{t}");
+        assert!(t.lines().any(|l| l.trim_start().starts_with("short") && l.contains("1.00") && l.trim_end().ends_with("2.00")), "{t}");
     }
 
     /// Replicates combine into one report: each figure the mean of the replicates that

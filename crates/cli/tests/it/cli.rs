@@ -330,14 +330,21 @@ fn experiments_check_their_papers_findings() {
     let out = floe(&["experiment", "smartlmk", "--quick"]);
     let t = String::from_utf8_lossy(&out.stdout);
     let head = t.lines().find(|l| l.starts_with("The paper's findings in floe's runs: ")).unwrap_or_else(|| panic!("{t}"));
+    // The findings come first: the head line, then a verdict per finding (its lines
+    // after the first indented further), up to the first blank line.
+    let block: Vec<&str> = t.lines().skip_while(|l| !l.starts_with("The paper's findings")).skip(1).take_while(|l| !l.is_empty()).collect();
     let word = |l: &str| l.split_whitespace().next().unwrap_or("").to_string();
-    let verdicts: Vec<&str> = t
-        .lines()
-        .filter(|l| l.starts_with("  ") && ["matches", "direction", "no", "vacuous"].contains(&word(l).as_str()) && l.contains(" — floe: "))
+    let verdicts: Vec<&str> = block
+        .iter()
+        .copied()
+        .filter(|l| !l.starts_with("   ") && ["matches", "direction", "no", "vacuous"].contains(&word(l).as_str()))
         .collect();
     let held = verdicts.iter().filter(|l| ["matches", "direction"].contains(&word(l).as_str())).count();
     assert!(!verdicts.is_empty() && head.contains(&format!("{held} of {} hold", verdicts.len())), "{head}");
-    assert!(verdicts.iter().all(|l| l.contains(" — floe: ")), "{verdicts:?}");
+    assert!(t.find(head).unwrap() < t.find("§6.3").unwrap_or(usize::MAX), "findings before the tables: {t}");
+    assert!(t.lines().all(|l| l.chars().count() <= 120), "{t}");
+    let joined = block.iter().flat_map(|l| l.split_whitespace()).collect::<Vec<_>>().join(" ");
+    assert!(joined.matches(" — floe: ").count() == verdicts.len(), "{block:?}");
 }
 
 /// `--seeds N` replicates an experiment: every run again with its seed moved by 1000,

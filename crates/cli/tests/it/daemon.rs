@@ -1401,3 +1401,42 @@ fn a_large_ctl_reclaim_goes_on_over_samples_while_the_daemon_answers_others() {
     let swap = vm_kb(b, "VmSwap:") >> 10;
     assert!((60..=70).contains(&swap), "one share of 64 MiB in swap, not the rest: {swap} MiB");
 }
+
+/// The daemon watches its supervisor: killed, the supervisor is reaped and another
+/// starts, which still thaws the apps when the daemon itself is killed.
+#[test]
+fn a_killed_supervisor_is_replaced() {
+    let _alone = crate::alone();
+    let mut it = itest("supervisor", false);
+    it.ice_config(&["a"], "");
+    let Itest { tag, v2, sock, cfg, mut c, .. } = it;
+    let (mut daemon, lines) = start_daemon(&cfg, "policy ice, 1 apps");
+    c.procs.push(sleeper(&format!("{tag}-a")));
+    wait_adopted(&sock, 1);
+    // The daemon's children that supervise it, by their command lines.
+    let supervisors = |of: u32| -> Vec<u32> {
+        let want = format!("--supervise\0{of}\0");
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|p| std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(&want)))
+            .filter(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| !s.contains(") Z ")))
+            .collect()
+    };
+    let first = supervisors(daemon.id());
+    assert_eq!(first.len(), 1, "one supervisor: {first:?}");
+    assert!(Command::new("kill").args(["-KILL", &first[0].to_string()]).status().unwrap().success());
+    wait_for("another supervisor", Duration::from_secs(5), || {
+        let now = supervisors(daemon.id());
+        now.len() == 1 && now[0] != first[0]
+    });
+    let said = lines.lock().unwrap().join("\n");
+    assert!(said.contains(&format!("supervisor {} exited", first[0])) && said.contains("started another"), "{said}");
+    // The new supervisor does its work: the daemon killed with the app frozen, the app
+    // is thawed.
+    let frozen = v2.join(&tag).join("a").join("cgroup.freeze");
+    std::fs::write(&frozen, "1").unwrap();
+    daemon.kill().unwrap();
+    daemon.wait().unwrap();
+    wait_for("the app thawed", Duration::from_secs(5), || std::fs::read_to_string(&frozen).unwrap_or_default().trim() == "0");
+}

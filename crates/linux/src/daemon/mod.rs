@@ -178,6 +178,11 @@ pub struct Daemon {
     cpu_sample: (u64, u64),
     util: f64,
     supervisor: i32,
+    /// The supervisor's process, watched: if it dies, another is started, so that
+    /// the daemon's own death still thaws the apps.
+    supervisor_child: Option<std::process::Child>,
+    /// How the supervisor is started: its executable and arguments.
+    supervisor_cmd: Option<(PathBuf, Vec<String>)>,
     c: Counters,
     pending: Vec<Event>,
     /// /proc/meminfo (or the budget) at the last sample (policies read it often).
@@ -441,16 +446,20 @@ impl Daemon {
         };
         let prepager = setup.prepage.filter(|p| p.anon).map(|_| AnonPrepager::new());
         let file_prepager = setup.prepage.filter(|p| p.file).map(|_| FilePrepager::new());
-        let supervisor = match supervisor_exe.filter(|_| !dry) {
-            Some(exe) => std::process::Command::new(exe)
-                .args(["daemon", "--supervise", &std::process::id().to_string(), "--cgroup-root", &cfg.cgroup_root])
-                .args(cfg.adopt_layout.iter().flat_map(|l| ["--adopt-layout", l.as_str()]))
-                .args(Some("--unboost").filter(|_| setup.cpu == CpuMode::FgBoost))
-                .spawn()
-                .map_err(crate::io_err(exe))?
-                .id() as i32,
-            None => 0,
+        let supervisor_cmd = supervisor_exe.filter(|_| !dry).map(|exe| {
+            let mut args: Vec<String> =
+                ["daemon", "--supervise", &std::process::id().to_string(), "--cgroup-root", &cfg.cgroup_root].map(String::from).into();
+            args.extend(cfg.adopt_layout.iter().flat_map(|l| ["--adopt-layout".to_string(), l.clone()]));
+            if setup.cpu == CpuMode::FgBoost {
+                args.push("--unboost".into());
+            }
+            (exe.to_path_buf(), args)
+        });
+        let supervisor_child = match &supervisor_cmd {
+            Some((exe, args)) => Some(std::process::Command::new(exe).args(args).spawn().map_err(crate::io_err(exe))?),
+            None => None,
         };
+        let supervisor = supervisor_child.as_ref().map_or(0, |c| c.id() as i32);
         let mut d = Daemon {
             cfg,
             hier,
@@ -462,6 +471,8 @@ impl Daemon {
             cpu_sample: (0, 0),
             util: 0.0,
             supervisor,
+            supervisor_child,
+            supervisor_cmd,
             c: Counters::default(),
             pending: Vec::new(),
             meminfo: MemInfo::default(),
@@ -1504,6 +1515,30 @@ impl Daemon {
         self.run_until(&STOP)
     }
 
+    /// Starts another supervisor if the one watching this daemon has exited (it is
+    /// reaped here, so it leaves no zombie).
+    fn watch_supervisor(&mut self) {
+        let Some(child) = self.supervisor_child.as_mut() else {
+            return;
+        };
+        let status = match child.try_wait() {
+            Ok(Some(status)) => status,
+            Ok(None) | Err(_) => return,
+        };
+        let (exe, args) = self.supervisor_cmd.clone().expect("a supervisor was started from its command");
+        match std::process::Command::new(&exe).args(&args).spawn() {
+            Ok(c) => {
+                self.log(&format!("supervisor {} exited ({status}); started another, pid {}", self.supervisor, c.id()));
+                self.supervisor = c.id() as i32;
+                self.supervisor_child = Some(c);
+            }
+            Err(e) => {
+                self.log(&format!("supervisor {} exited ({status}); cannot start another: {e}", self.supervisor));
+                self.supervisor_child = None;
+            }
+        }
+    }
+
     /// The loop, until `stop` is set; thaws everything on the way out.
     pub fn run_until(&mut self, stop: &AtomicBool) -> Result<()> {
         let psi = PsiTrigger::new("/proc/pressure/memory", false, Duration::from_millis(150), crate::check::PSI_WINDOW)?;
@@ -1611,6 +1646,7 @@ impl Daemon {
                 let d = now >= next_discover;
                 if d {
                     next_discover = now + discover;
+                    self.watch_supervisor();
                 }
                 self.sample(d);
                 let switching = |t: Option<(&str, Instant)>| t.is_some_and(|(_, t)| t.elapsed() > SWITCH_WINDOW);

@@ -242,6 +242,13 @@ struct SimArgs {
     /// device, workload, seed), run parameter and metric.
     #[arg(long, value_name = "FILE")]
     csv: Option<String>,
+    /// Also write the runs (first seed) as they went to FILE in the Chrome trace-event
+    /// format, which Perfetto's UI (ui.perfetto.dev) and chrome://tracing open: a
+    /// process per policy, the foreground app's spans, counters of memory, frame rate,
+    /// reclaim and refaults, and instants where apps were killed, frozen or thawed, at
+    /// each step of --timeline-step (1 s by default).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<String>,
     /// Also write the run as it went, one CSV row per step of simulated time (see
     /// --timeline-step): free memory, LRU and swap sizes, the foreground app, frame
     /// rate, reclaim, refaults, kills, freezes, CPU and flash traffic, from the start of
@@ -530,6 +537,21 @@ fn sim(a: SimArgs) -> Result<()> {
     };
     if let Some(path) = &a.csv {
         write_csv(path, &runs)?;
+    }
+    if let Some(path) = &a.trace {
+        // The runs again, deterministic, their samples kept.
+        let step = floe_core::Nanos::from_secs_f64(a.timeline_step);
+        let mut traced = Vec::new();
+        for p in &a.policy {
+            let mut samples = Vec::new();
+            floe_sim::run_with_timeline(&dev, &wl, &cat, p, &opts, step, |s| {
+                samples.push(s);
+                true
+            })?;
+            traced.push((p.clone(), samples));
+        }
+        let text = serde_json::to_string(&floe_lab::export::trace_json(&traced))?;
+        std::fs::write(path, text).with_context(|| format!("cannot write the trace to {path}"))?;
     }
     if a.json {
         outln!("{}", one_or_array(&runs)?);

@@ -56,6 +56,64 @@ fn value_cell(v: &serde_json::Value) -> String {
     }
 }
 
+/// Runs as they went, in the Chrome trace-event format that Perfetto's UI and
+/// chrome://tracing open: one process per policy; a `foreground` track whose slices
+/// are the spans each app held the foreground; counter tracks for memory (free, LRU,
+/// zram), frames a second, reclaim (by kswapd and direct) and refaults (foreground and
+/// background) per step; and an instant event at each step with kills, freezes or thaws.
+/// Times are the samples' simulated times, in microseconds.
+pub fn trace_json(runs: &[(String, Vec<floe_core::Sample>)]) -> serde_json::Value {
+    use serde_json::json;
+    let us = |t: f64| (t * 1e6).round();
+    let mut ev = Vec::new();
+    for (i, (policy, samples)) in runs.iter().enumerate() {
+        let pid = i + 1;
+        ev.push(json!({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": format!("floe sim: {policy}")}}));
+        ev.push(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": 1, "args": {"name": "foreground"}}));
+        // The foreground's spans: a slice from each change of app to the next.
+        let mut span: Option<(&str, f64)> = None;
+        let mut prev_t = 0.0;
+        for s in samples {
+            let t0 = prev_t;
+            prev_t = s.t_s;
+            if span.is_some_and(|(app, _)| app != s.fg_app) {
+                let (app, start) = span.take().expect("checked");
+                ev.push(json!({"ph": "X", "name": app, "pid": pid, "tid": 1, "ts": us(start), "dur": us(t0) - us(start)}));
+            }
+            if span.is_none() && !s.fg_app.is_empty() && s.fg_app != "-" {
+                span = Some((&s.fg_app, t0));
+            }
+            let ts = us(s.t_s);
+            let counters = [
+                (
+                    "memory MiB",
+                    json!({"free": s.free_mib, "anon LRU": s.anon_lru_mib, "file LRU": s.file_lru_mib, "zram": s.zram_stored_mib}),
+                ),
+                ("fps", json!({"fps": s.fps.unwrap_or(0.0)})),
+                (
+                    "reclaimed pages",
+                    json!({"kswapd": s.reclaimed_pages - s.direct_reclaimed_pages.min(s.reclaimed_pages), "direct": s.direct_reclaimed_pages}),
+                ),
+                (
+                    "refaults",
+                    json!({"foreground": s.refaults_fg_anon + s.refaults_fg_file, "background": s.refaults_bg_anon + s.refaults_bg_file}),
+                ),
+            ];
+            for (name, args) in counters {
+                ev.push(json!({"ph": "C", "name": name, "pid": pid, "ts": ts, "args": args}));
+            }
+            if s.kills + s.freezes + s.thaws > 0 {
+                let args = json!({"kills": s.kills, "freezes": s.freezes, "thaws": s.thaws});
+                ev.push(json!({"ph": "i", "s": "p", "name": "kills, freezes, thaws", "pid": pid, "tid": 1, "ts": ts, "args": args}));
+            }
+        }
+        if let Some((app, start)) = span {
+            ev.push(json!({"ph": "X", "name": app, "pid": pid, "tid": 1, "ts": us(start), "dur": us(prev_t) - us(start)}));
+        }
+    }
+    json!({"traceEvents": ev, "displayTimeUnit": "ms"})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,5 +145,38 @@ mod tests {
         assert_eq!((&rows[1][col("balloon_mib")], &rows[1][col("bg_apps")], &rows[1][col("prepage_precision")]), ("2070", "", "0.5"));
         assert_eq!(&rows[0][col("prepage_precision")], "", "an absent metric is an empty cell");
         assert!(rows.iter().all(|r| r.len() == head.len()));
+    }
+
+    /// A trace has a process per policy, the foreground's spans as slices on its own
+    /// track, counters at every sample, and an instant only where something was killed,
+    /// frozen or thawed.
+    #[test]
+    fn a_trace_has_the_foregrounds_spans_counters_and_instants() {
+        let sample = |t: f64, app: &str, freezes: u64| floe_core::Sample {
+            policy: "ice".into(),
+            t_s: t,
+            fg_app: app.into(),
+            free_mib: 100.0,
+            reclaimed_pages: 40,
+            direct_reclaimed_pages: 8,
+            freezes,
+            ..Default::default()
+        };
+        let samples = vec![sample(1.0, "a", 0), sample(2.0, "a", 1), sample(3.0, "b", 0), sample(4.0, "b", 0)];
+        let v = trace_json(&[("ice".into(), samples)]);
+        let ev = v["traceEvents"].as_array().unwrap();
+        let of = |ph: &str| ev.iter().filter(|e| e["ph"] == ph).collect::<Vec<_>>();
+        assert_eq!(of("M")[0]["args"]["name"], "floe sim: ice");
+        let spans: Vec<(String, f64, f64)> = of("X")
+            .iter()
+            .map(|e| (e["name"].as_str().unwrap().to_string(), e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
+            .collect();
+        assert_eq!(spans, [("a".to_string(), 0.0, 2e6), ("b".to_string(), 2e6, 2e6)]);
+        assert_eq!(of("C").len(), 4 * 4, "four counter tracks at each of four samples");
+        let reclaim = of("C").into_iter().find(|e| e["name"] == "reclaimed pages").unwrap();
+        assert_eq!((reclaim["args"]["kswapd"].as_u64(), reclaim["args"]["direct"].as_u64()), (Some(32), Some(8)));
+        let instants = of("i");
+        assert_eq!(instants.len(), 1);
+        assert_eq!((instants[0]["ts"].as_f64(), instants[0]["args"]["freezes"].as_u64()), (Some(2e6), Some(1)));
     }
 }

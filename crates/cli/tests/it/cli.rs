@@ -816,3 +816,36 @@ fn a_progress_bar_shows_on_a_terminal_and_not_with_json() {
     assert!(!json.contains("experiment smartlmk [") && !json.contains(" runs, "), "a bar with --json");
     assert!(json.contains("\"experiment\": \"smartlmk\""), "{json}");
 }
+
+/// `--trace FILE` writes the runs in the Chrome trace-event format: one process per
+/// policy, the foreground's slices, counter tracks and, where the policy froze apps,
+/// instants; every event has the fields its phase needs.
+#[test]
+fn trace_is_chrome_trace_json_with_a_process_per_policy() {
+    let path = std::env::temp_dir().join(format!("floe-trace-{}.json", std::process::id()));
+    let p = path.to_str().unwrap();
+    let out = floe(&["sim", "--policy", "lru-cfs,ice", "--trace", p]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let ev = v["traceEvents"].as_array().expect("a traceEvents array");
+    let names: Vec<&str> =
+        ev.iter().filter(|e| e["ph"] == "M" && e["name"] == "process_name").map(|e| e["args"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["floe sim: lru-cfs", "floe sim: ice"]);
+    for e in ev {
+        let ph = e["ph"].as_str().unwrap();
+        assert!(e["pid"].as_u64().is_some() && e["name"].is_string(), "{e}");
+        match ph {
+            "X" => assert!(e["ts"].as_f64().is_some() && e["dur"].as_f64().is_some_and(|d| d >= 0.0), "{e}"),
+            "C" | "i" => assert!(e["ts"].as_f64().is_some() && e["args"].is_object(), "{e}"),
+            "M" => {}
+            other => panic!("phase {other}: {e}"),
+        }
+    }
+    let slices: Vec<&str> = ev.iter().filter(|e| e["ph"] == "X").map(|e| e["name"].as_str().unwrap()).collect();
+    assert!(slices.contains(&"whatsapp"), "the call's foreground span: {slices:?}");
+    for track in ["memory MiB", "fps", "reclaimed pages", "refaults"] {
+        assert!(ev.iter().any(|e| e["ph"] == "C" && e["name"] == track), "no {track} counter");
+    }
+    assert!(ev.iter().any(|e| e["ph"] == "i" && e["pid"] == 2 && e["args"]["freezes"].as_u64() > Some(0)), "ice's freezes");
+}

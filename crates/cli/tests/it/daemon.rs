@@ -1430,8 +1430,12 @@ fn a_killed_supervisor_is_replaced() {
         let now = supervisors(daemon.id());
         now.len() == 1 && now[0] != first[0]
     });
-    let said = lines.lock().unwrap().join("\n");
-    assert!(said.contains(&format!("supervisor {} exited", first[0])) && said.contains("started another"), "{said}");
+    // The daemon says so (its log is read on another thread: wait for the line).
+    let gone = format!("supervisor {} exited", first[0]);
+    wait_for("the daemon's word on it", Duration::from_secs(5), || {
+        let said = lines.lock().unwrap().join("\n");
+        said.contains(&gone) && said.contains("started another")
+    });
     // The new supervisor does its work: the daemon killed with the app frozen, the app
     // is thawed.
     let frozen = v2.join(&tag).join("a").join("cgroup.freeze");

@@ -1349,6 +1349,9 @@ impl Sim {
         // The policy hears of the launch before it begins (Ice thaws here).
         self.fg = Some(app);
         self.cpu.set_top(self.now, self.fg);
+        // ActivityManager re-ranks the processes as the activity resumes: the policy
+        // hears of the switch with the app that left at its cached level.
+        self.recompute_adj();
         self.pending.push(Event::LaunchStarted { app: AppId(app), kind });
         self.pending.push(Event::AppSwitch { from: prev.map(AppId), to: Some(AppId(app)) });
         self.flush_policy();

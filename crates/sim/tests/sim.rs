@@ -936,3 +936,36 @@ fn a_render_thread_that_waits_loses_its_frames() {
     assert!(squeezed.refaults_fg_anon + squeezed.refaults_fg_file > 10_000, "{squeezed:?}");
     assert!(squeezed.fps < game.fps * 0.5, "memtester: {} fps against {}", squeezed.fps, game.fps);
 }
+
+/// Records the oom_adj the app that left the foreground has when the policy hears of
+/// the switch.
+struct LeaverAdj(std::rc::Rc<std::cell::RefCell<Vec<i32>>>);
+
+impl floe_core::Policy for LeaverAdj {
+    fn name(&self) -> &'static str {
+        "leaver-adj"
+    }
+    fn setup(&self) -> floe_core::Setup {
+        floe_core::Setup { events: floe_core::EventMask { launches: true, ..floe_core::EventMask::NONE }, ..floe_core::Setup::stock() }
+    }
+    fn on_event(&mut self, ev: &floe_core::Event, view: &dyn floe_core::SystemView, _: &mut Vec<floe_core::Action>) {
+        if let floe_core::Event::AppSwitch { from: Some(app), to: Some(_) } = ev {
+            if let Some(info) = view.app(*app) {
+                self.0.borrow_mut().push(info.oom_adj);
+            }
+        }
+    }
+}
+
+/// A policy hears of an app switch after ActivityManager re-ranked the processes: the
+/// app that left is at its background level (cached, or perceptible), not still at the
+/// foreground's 0.
+#[test]
+fn the_app_that_left_the_foreground_is_cached_when_the_policy_hears_of_it() {
+    let (dev, wl, cat) = tiny();
+    let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    floe_sim::run_policy(&dev, &wl, &cat, Box::new(LeaverAdj(seen.clone())), &RunOptions { seed: 1, ..Default::default() }).unwrap();
+    let seen = seen.borrow();
+    assert!(!seen.is_empty(), "no switch between apps");
+    assert!(seen.iter().all(|&adj| adj >= 200) && seen.iter().any(|&adj| adj >= 900), "{seen:?}");
+}

@@ -5,6 +5,7 @@
 
 use super::{splitmix, FastRng};
 use rand::Rng;
+use strength_reduce::StrengthReducedU64;
 
 /// ASAP §4.1 (Fig. 4.2): "about 44 % of the anonymous pages are accessed 9 or 10 times
 /// across 10 switches". The share is of every page any of the 10 switches touched (ASAP
@@ -145,7 +146,9 @@ pub(super) struct Walk {
     n: u32,
     pos: u32,
     step: u32,
-    offset: u32,
+    /// The value at `pos`: `(pos * step + offset) mod n`, kept so that each next value
+    /// is one addition and at most one subtraction, not a multiply and a division.
+    cur: u32,
 }
 
 impl Walk {
@@ -159,11 +162,14 @@ impl Walk {
             while gcd(step, n64) != 1 {
                 step = (step + 1) % n64;
             }
-            *self = Walk { n, pos: 0, step: step as u32, offset: rng.gen_range(0..n) };
+            *self = Walk { n, pos: 0, step: step as u32, cur: rng.gen_range(0..n) };
         }
-        let j = self.pos;
         self.pos += 1;
-        ((j as u64 * self.step as u64 + self.offset as u64) % self.n as u64) as u32
+        let v = self.cur;
+        // step < n and cur < n, so the sum is below 2n (and 2^33: no overflow in u64).
+        let next = v as u64 + self.step as u64;
+        self.cur = if next >= self.n as u64 { (next - self.n as u64) as u32 } else { next as u32 };
+        v
     }
 }
 
@@ -174,7 +180,9 @@ impl Walk {
 /// meets every part of the range in proportion to its length.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Spread {
-    n: u32,
+    /// `n`, with its reciprocal: the modulo in [`Spread::at`] is a multiply and a shift
+    /// instead of a 64-bit division.
+    n: StrengthReducedU64,
     step: u32,
     offset: u32,
 }
@@ -186,13 +194,13 @@ impl Spread {
         while gcd(step, n64) != 1 {
             step += 1;
         }
-        Spread { n: n.max(1), step: (step % n64) as u32, offset: (key % n64) as u32 }
+        Spread { n: StrengthReducedU64::new(n64), step: (step % n64) as u32, offset: (key % n64) as u32 }
     }
 
     /// The `j`-th page of the spread (`j < n`).
     #[inline]
     pub(super) fn at(self, j: u32) -> u32 {
-        ((j as u64 * self.step as u64 + self.offset as u64) % self.n as u64) as u32
+        ((j as u64 * self.step as u64 + self.offset as u64) % self.n) as u32
     }
 }
 

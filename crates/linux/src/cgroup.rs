@@ -238,10 +238,29 @@ impl AppGroup {
     /// An eventfd the kernel signals when the v1 group's memory use crosses `bytes`
     /// (either way; `memory.usage_in_bytes` through `cgroup.event_control`).
     pub fn usage_threshold(&self, bytes: u64) -> Result<std::os::fd::OwnedFd> {
-        use std::os::fd::{AsRawFd, FromRawFd};
         let Some(MemoryController::V1(d)) = self.memory_controller() else {
             return Err(Error::Unsupported("usage thresholds need a v1 memory group".into()));
         };
+        self.v1_event(d, "memory.usage_in_bytes", &bytes.to_string())
+    }
+
+    /// An eventfd the kernel signals when reclaim in the v1 group (or, with
+    /// `hierarchy`, in any group below it) reaches `level` of `memory.pressure_level`
+    /// ("low", "medium" or "critical"; an event comes at that level and above) through
+    /// `cgroup.event_control`. The kernel's vmpressure counts, over each window of 512
+    /// pages scanned, the share it could not reclaim: medium from 60 %, critical from
+    /// 95 % or when reclaim's priority falls low, the group then close to its OOM killer.
+    pub fn pressure_level(&self, level: &str, hierarchy: bool) -> Result<std::os::fd::OwnedFd> {
+        let Some(MemoryController::V1(d)) = self.memory_controller() else {
+            return Err(Error::Unsupported("memory.pressure_level needs a v1 memory group".into()));
+        };
+        self.v1_event(d, "memory.pressure_level", &format!("{level}{}", if hierarchy { ",hierarchy" } else { "" }))
+    }
+
+    /// Registers a fresh eventfd on the v1 control file `file` of the group at `d` with
+    /// `args` (`cgroup.event_control`'s "<event fd> <file fd> <args>").
+    fn v1_event(&self, d: &Path, file: &str, args: &str) -> Result<std::os::fd::OwnedFd> {
+        use std::os::fd::{AsRawFd, FromRawFd};
         // SAFETY: eventfd has no memory preconditions; the fd is owned at once.
         let efd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
         if efd < 0 {
@@ -249,9 +268,9 @@ impl AppGroup {
         }
         // SAFETY: a fresh, valid fd nothing else owns.
         let efd = unsafe { std::os::fd::OwnedFd::from_raw_fd(efd) };
-        let usage = std::fs::File::open(d.join("memory.usage_in_bytes")).map_err(io_err(d.join("memory.usage_in_bytes")))?;
-        write(d.join("cgroup.event_control"), &format!("{} {} {bytes}", efd.as_raw_fd(), usage.as_raw_fd()))?;
-        // The kernel holds its own references: the usage file may close.
+        let target = std::fs::File::open(d.join(file)).map_err(io_err(d.join(file)))?;
+        write(d.join("cgroup.event_control"), &format!("{} {} {args}", efd.as_raw_fd(), target.as_raw_fd()))?;
+        // The kernel holds its own references: the control file may close.
         Ok(efd)
     }
 
@@ -383,6 +402,10 @@ impl AppGroup {
         let fds: Vec<crate::sys::Pidfd> = self.pids()?.into_iter().filter_map(|pid| crate::sys::Pidfd::open(pid).ok()).collect();
         for p in &fds {
             let _ = p.send_signal(libc::SIGKILL);
+        }
+        // Their memory back now, from here, not when each is scheduled to exit.
+        for p in &fds {
+            p.release_memory();
         }
         for p in &fds {
             p.wait_exit(timeout.saturating_sub(start.elapsed()))?;

@@ -399,7 +399,28 @@ fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_not
     // columns, the kernel's memory, the freezes and refaults, the foreground app; the
     // frame columns empty, as the daemon sees no frames. (Three rows take 600 ms from
     // the daemon's start, which the freezes above may take less than.)
-    wait_for("three timeline rows", Duration::from_secs(5), || std::fs::read_to_string(&timeline).is_ok_and(|t| t.lines().count() > 3));
+    // A row counts what happened since the last: the second freeze shows in the row
+    // after it, up to 200 ms later; and on a busy machine Ice may freeze the app (on
+    // its start-up's refaults) before it has reclaimed or run much, which the rows
+    // show once it runs in a thaw. The test waits for rows that show all of it, with
+    // the app frozen in the last (bounded).
+    let complete = |t: &str| {
+        let mut lines = t.lines();
+        let Some(header) = lines.next().map(|h| h.split(',').collect::<Vec<_>>()) else { return false };
+        let col = |name: &str| header.iter().position(|h| *h == name);
+        let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+        let sum = |c: Option<usize>| c.map_or(0.0, |c| rows.iter().filter_map(|r| r.get(c)?.parse::<f64>().ok()).sum::<f64>());
+        let last = |c: Option<usize>| c.and_then(|c| rows.last()?.get(c).copied());
+        rows.len() >= 3
+            && sum(col("freezes")) >= 2.0
+            && sum(col("thaws")) >= 1.0
+            && sum(col("reclaimed_pages")) > 0.0
+            && sum(col("cpu_ms_app")) > 0.0
+            && last(col("apps_frozen")) == Some("1")
+    };
+    wait_for("timeline rows with both freezes, the thaw, reclaim and app CPU", Duration::from_secs(30), || {
+        std::fs::read_to_string(&timeline).is_ok_and(|t| complete(&t))
+    });
     let text = std::fs::read_to_string(&timeline).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -1397,9 +1418,15 @@ fn a_large_ctl_reclaim_goes_on_over_samples_while_the_daemon_answers_others() {
     });
     ctl(&sock, &["fg", "b"]);
     let reply = reclaim.join().unwrap();
-    assert!(reply.contains("reclaim b: 16384 of all pages asked") && reply.ends_with("stopped: b is in the foreground\n"), "{reply}");
-    let swap = vm_kb(b, "VmSwap:") >> 10;
-    assert!((60..=70).contains(&swap), "one share of 64 MiB in swap, not the rest: {swap} MiB");
+    // On a busy machine the next sample (300 ms on) may take a second share before the
+    // `fg` lands: what is guaranteed is whole shares, fewer than all, then the stop.
+    let asked: u64 = reply.split("reclaim b: ").nth(1).and_then(|t| t.split(' ').next()?.parse().ok()).unwrap_or_else(|| panic!("{reply}"));
+    assert!(
+        asked.is_multiple_of(16384) && (16384..40960).contains(&asked) && reply.ends_with("stopped: b is in the foreground\n"),
+        "{reply}"
+    );
+    let (swap, mib) = (vm_kb(b, "VmSwap:") >> 10, asked / 256);
+    assert!((mib - 4..=mib + 6).contains(&swap), "{mib} MiB of shares in swap, not the rest: {swap} MiB");
 }
 
 /// The daemon watches its supervisor: killed, the supervisor is reaped and another

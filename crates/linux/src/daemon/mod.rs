@@ -144,11 +144,28 @@ struct Counters {
     bg_pageout_pages: u64,
     /// Kills below the emergency margin.
     emergency_kills: u64,
+    /// The budget's kernel events that woke the loop, by kind: v1 usage thresholds,
+    /// v1 memory.pressure_level (medium or above), v2 memory.events.
+    budget_usage_events: u64,
+    budget_pressure_events: u64,
+    budget_memory_events: u64,
     /// Samples taken (the loop's heartbeat).
     samples: u64,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
+/// The write end of a pipe the signal handler writes to, so that a stop wakes the
+/// loop's poll at once (-1 before [`Daemon::run`] makes it).
+static STOP_POKE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+/// The longest the loop sleeps without looking at its stop flag: a flag set by
+/// another thread (a test's) wakes nothing; a signal wakes the loop through
+/// [`STOP_POKE`] at once.
+const STOP_CHECK: Duration = Duration::from_secs(1);
+
+/// The loop's deadlines (sample, discovery, tick) that fall within this of a wake-up
+/// are met on it, so that deadlines a little apart cost one wake-up, not several.
+const COALESCE: Duration = Duration::from_millis(5);
 
 /// The state database key of the daemon's own session ([`Session`]).
 pub const SESSION_KEY: &str = "floe/session";
@@ -164,6 +181,11 @@ pub struct Session {
 
 extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
+    let fd = STOP_POKE.load(Ordering::SeqCst);
+    if fd >= 0 {
+        // SAFETY: write is async-signal-safe; a valid fd and one byte.
+        unsafe { libc::write(fd, b"x".as_ptr().cast(), 1) };
+    }
 }
 
 /// The running daemon.
@@ -225,14 +247,34 @@ pub struct Daemon {
     ctl_client: Option<Sender<String>>,
     /// The control socket's thread and its requests.
     ctl: Option<ControlPlane>,
-    /// Wake-ups on the budget's memory: v1 usage thresholds (eventfds), the root
-    /// group's v2 memory.events (POLLPRI), and a PSI trigger on its memory.pressure.
-    budget_wakes: Vec<(OwnedFd, libc::c_short)>,
+    /// Wake-ups on the budget's memory: v1 usage thresholds and memory.pressure_level
+    /// (eventfds), the root group's v2 memory.events (POLLPRI), and a PSI trigger on its
+    /// memory.pressure.
+    budget_wakes: Vec<(OwnedFd, libc::c_short, BudgetEvent)>,
     root_psi: Option<PsiTrigger>,
+    /// When an app was last thawed (ticks stay at the policy's pace for a while after).
+    last_thaw: Instant,
+    /// The read end of [`STOP_POKE`]'s pipe, polled by the loop (under [`Daemon::run`]).
+    stop_wake: Option<OwnedFd>,
+    /// Whether the budget's last events included a critical pressure level (logged on
+    /// the first of a run of them).
+    budget_critical: bool,
     /// Below this many pages free, the emergency kill.
     emergency: Pages,
     scanner: ProcScanner,
     timeline: Option<Timeline>,
+}
+
+/// What a budget wake-up ([`Daemon::budget_wakes`]) listens for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum BudgetEvent {
+    /// A v1 memory.usage_in_bytes threshold crossed.
+    Usage,
+    /// v1 memory.pressure_level: medium or above, critical.
+    Medium,
+    Critical,
+    /// The v2 group's memory.events changed.
+    MemoryEvents,
 }
 
 /// Android 10 lmkd's PSI mode: its two triggers, the free memory low pressure saw, and
@@ -414,8 +456,18 @@ impl Daemon {
             for below in [emergency.0 * 4096, highest_level] {
                 if below > 0 && below < bytes {
                     match root.usage_threshold(bytes - below) {
-                        Ok(fd) => budget_wakes.push((fd, libc::POLLIN)),
+                        Ok(fd) => budget_wakes.push((fd, libc::POLLIN, BudgetEvent::Usage)),
                         Err(e) => notes.push(format!("budget: no usage threshold: {e}")),
+                    }
+                }
+            }
+            // And when reclaim in the budget (or any group below it) starts to fail
+            // (v1 vmpressure: medium, and critical, close to the kernel's OOM killer).
+            if let Some(crate::cgroup::MemoryController::V1(_)) = root.memory_controller() {
+                for (level, ev) in [("medium", BudgetEvent::Medium), ("critical", BudgetEvent::Critical)] {
+                    match root.pressure_level(level, true) {
+                        Ok(fd) => budget_wakes.push((fd, libc::POLLIN, ev)),
+                        Err(e) => notes.push(format!("budget: no {level} pressure events: {e}")),
                     }
                 }
             }
@@ -424,7 +476,7 @@ impl Daemon {
                     notes.push(format!("budget: {e}"));
                 }
                 match std::fs::File::open(d.join("memory.events")) {
-                    Ok(f) => budget_wakes.push((f.into(), libc::POLLPRI)),
+                    Ok(f) => budget_wakes.push((f.into(), libc::POLLPRI, BudgetEvent::MemoryEvents)),
                     Err(e) => notes.push(format!("budget: cannot watch memory.events: {e}")),
                 }
             }
@@ -485,7 +537,7 @@ impl Daemon {
             prepager,
             file_prepager,
             busy_until: Instant::now(),
-            scanner: ProcScanner::default(),
+            scanner: ProcScanner::with_events(),
             timeline: None,
             min_free_kb: read("/proc/sys/vm/min_free_kbytes").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0),
             kswapd_vm: (0, 0),
@@ -498,6 +550,9 @@ impl Daemon {
             ctl: Some(ctl),
             budget_wakes,
             root_psi,
+            budget_critical: false,
+            stop_wake: None,
+            last_thaw: Instant::now(),
             emergency,
         };
         for w in std::mem::take(&mut d.cfg.warnings) {
@@ -812,12 +867,15 @@ impl Daemon {
         }
         let procs = if discover && self.cfg.adopt_layout.is_none() { self.scanner.scan() } else { Vec::new() };
         let me = std::process::id() as i32;
+        // Each app's processes, read once a sample.
+        let mut all_pids = Vec::with_capacity(self.apps.len());
         for i in 0..self.apps.len() {
             if discover && self.apps[i].adopted {
                 let _ = self.apps[i].group.sync_memory();
             }
-            let in_group: Vec<i32> = if discover { self.apps[i].pids() } else { Vec::new() };
-            let new: Vec<&ProcInfo> = procs.iter().filter(|p| self.apps[i].rule.matches(p) && !in_group.contains(&p.pid)).collect();
+            let matching: Vec<&ProcInfo> = procs.iter().filter(|p| self.apps[i].rule.matches(p)).collect();
+            let in_group: Vec<i32> = if matching.is_empty() { Vec::new() } else { self.apps[i].pids() };
+            let new: Vec<&ProcInfo> = matching.into_iter().filter(|p| !in_group.contains(&p.pid)).collect();
             for p in new {
                 if guard(p.pid, &p.comm, &self.cfg.protected, me, self.supervisor).is_err() {
                     continue;
@@ -843,6 +901,7 @@ impl Daemon {
             }
             let alive = !pids.is_empty();
             (self.apps[i].rss, self.apps[i].rss_anon, self.apps[i].swap) = memory_of(&pids);
+            all_pids.push(pids);
             self.apps[i].marker = self.apps[i].rule.state_marker.as_ref().is_some_and(|m| m.exists());
             let id = AppId(i as u16);
             match (self.apps[i].state, alive) {
@@ -877,7 +936,7 @@ impl Daemon {
                 self.apps[i].refaults = Some(now);
             }
         }
-        self.set_oom_adj();
+        self.set_oom_adj(all_pids);
         self.c.samples += 1;
         self.refresh_meminfo();
         self.frozen_first_pageout();
@@ -917,16 +976,16 @@ impl Daemon {
     /// when the kernel's OOM killer acts, at the budget's limit or the machine's, it
     /// takes the app floe would have, never the foreground first. Written only where it
     /// changed; not in a dry run.
-    fn set_oom_adj(&mut self) {
+    /// `all_pids`: each app's processes, as the sample read them.
+    fn set_oom_adj(&mut self, all_pids: Vec<Vec<i32>>) {
         if self.cfg.dry_run {
             return;
         }
-        for i in 0..self.apps.len() {
+        for (i, pids) in all_pids.into_iter().enumerate() {
             if self.apps[i].state == AppState::Dead && self.apps[i].adj_set.is_empty() {
                 continue;
             }
             let adj = self.app(AppId(i as u16)).map_or(0, |a| a.oom_adj).clamp(-1000, 1000);
-            let pids = self.apps[i].pids();
             let x = &mut self.apps[i];
             x.adj_set.retain(|p, _| pids.contains(p));
             for pid in pids {
@@ -941,8 +1000,11 @@ impl Daemon {
     /// is about to run out faster than a policy's next step; the app with the highest
     /// oom_adj that is not the foreground (the largest among equals) dies at once,
     /// whatever the policy. Returns whether it killed.
-    fn emergency(&mut self) -> bool {
-        self.refresh_meminfo();
+    /// `refresh`: read memory first (not needed right after a sample).
+    fn emergency(&mut self, refresh: bool) -> bool {
+        if refresh {
+            self.refresh_meminfo();
+        }
         if self.meminfo.free >= self.emergency {
             return false;
         }
@@ -1149,6 +1211,7 @@ impl Daemon {
                 }
                 x.frozen_since = None;
                 self.c.thaws += 1;
+                self.last_thaw = Instant::now();
             }),
             Action::SetSwappable { swappable, .. } => g.set_swappiness(if swappable { 60 } else { 0 }).map(|_| {
                 self.apps[target(app)].swappable = swappable;
@@ -1435,6 +1498,9 @@ impl Daemon {
             ("refused_actions", "actions the guard refused", c.refused),
             ("low_memory", "samples below a low-memory killer level", c.low_memory),
             ("emergency_kills", "apps killed below the emergency margin", c.emergency_kills),
+            ("budget_usage_events", "crossings of the budget's v1 usage thresholds that woke the daemon", c.budget_usage_events),
+            ("budget_pressure_events", "v1 memory.pressure_level events (medium or critical) of the budget", c.budget_pressure_events),
+            ("budget_memory_events", "changes of the budget's v2 memory.events", c.budget_memory_events),
             ("samples", "samples taken", c.samples),
             ("prepaged_pages", "anonymous pages ASAP fetched ahead of app switches", c.prepaged),
             ("switch_swap_faults", "pages in swap the app faulted in itself during a switch", c.switch_faults),
@@ -1505,6 +1571,15 @@ impl Daemon {
     /// makes itself the last thing the kernel's OOM killer takes and locks its memory
     /// ([`protect_self`]).
     pub fn run(&mut self) -> Result<()> {
+        let mut fds = [0; 2];
+        // SAFETY: a two-int buffer for pipe2.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } == 0 {
+            use std::os::fd::FromRawFd;
+            // SAFETY: fresh fds nothing else owns; the write end lives as long as the
+            // process (the handler may use it at any time).
+            self.stop_wake = Some(unsafe { OwnedFd::from_raw_fd(fds[0]) });
+            STOP_POKE.store(fds[1], Ordering::SeqCst);
+        }
         for sig in [libc::SIGTERM, libc::SIGINT] {
             // SAFETY: installing an async-signal-safe handler that only stores an atomic.
             unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
@@ -1513,6 +1588,21 @@ impl Daemon {
             self.log(&note);
         }
         self.run_until(&STOP)
+    }
+
+    /// How often the policy's tick (`every`) comes: at its pace while the daemon is
+    /// busy (pressure, a launch), an app is frozen or was thawed in the last
+    /// [`BUSY_AFTER_PRESSURE`]; otherwise no more often than the idle samples, when a
+    /// tick finds nothing to freeze or thaw and would only wake the daemon.
+    fn tick_every(&self, every: Duration, idle_sample: Duration) -> Duration {
+        let quiet = Instant::now() >= self.busy_until
+            && self.last_thaw.elapsed() >= BUSY_AFTER_PRESSURE
+            && !self.apps.iter().any(|a| a.state == AppState::Frozen);
+        if quiet {
+            every.max(idle_sample)
+        } else {
+            every
+        }
     }
 
     /// Starts another supervisor if the one watching this daemon has exited (it is
@@ -1564,20 +1654,23 @@ impl Daemon {
         let idle_sample = Duration::from_millis(self.cfg.idle_sample_ms);
         let discover = Duration::from_millis(self.cfg.discover_ms);
         let tick = self.setup.tick;
-        let (mut next_sample, mut next_tick, mut next_discover) = (Instant::now(), Instant::now(), Instant::now());
+        let (mut next_sample, mut last_tick, mut next_discover) = (Instant::now(), Instant::now(), Instant::now());
         self.log(&format!("floe daemon: policy {}, {} apps, socket {}", self.cfg.policy, self.apps.len(), self.cfg.socket.display()));
         while !stop.load(Ordering::SeqCst) {
             let now = Instant::now();
-            let wake = tick.map_or(next_sample, |_| next_sample.min(next_tick)).min(next_discover);
+            let next_tick = tick.map(|t| last_tick + self.tick_every(Duration::from_nanos(t.0), idle_sample));
+            let wake = next_tick.map_or(next_sample, |t| next_sample.min(t)).min(next_discover);
             let wake = self.timeline.as_ref().map_or(wake, |t| wake.min(t.next));
-            let mut timeout = wake.saturating_duration_since(now).min(Duration::from_millis(200));
+            let mut timeout = wake.saturating_duration_since(now).min(STOP_CHECK);
             let wake_fd = self.ctl.as_ref().map_or(-1, |c| c.wake.as_raw_fd());
+            let stop_fd = self.stop_wake.as_ref().map_or(-1, |f| f.as_raw_fd());
             let mut fds = vec![
                 libc::pollfd { fd: psi.raw_fd(), events: libc::POLLPRI, revents: 0 },
                 libc::pollfd { fd: wake_fd, events: libc::POLLIN, revents: 0 },
+                libc::pollfd { fd: stop_fd, events: libc::POLLIN, revents: 0 },
             ];
             let budget_at = fds.len();
-            for (fd, ev) in &self.budget_wakes {
+            for (fd, ev, _) in &self.budget_wakes {
                 fds.push(libc::pollfd { fd: fd.as_raw_fd(), events: *ev, revents: 0 });
             }
             if let Some(t) = &self.root_psi {
@@ -1602,18 +1695,33 @@ impl Daemon {
             // once: the emergency margin first, then a sample and the killer's levels.
             let budget_fired = fds[budget_at..lmkd_at].iter().any(|f| f.revents != 0);
             if budget_fired {
-                for (fd, _) in &self.budget_wakes {
+                let mut critical = false;
+                for ((fd, _, kind), p) in self.budget_wakes.iter().zip(&fds[budget_at..]) {
                     let mut buf = [0u8; 8];
                     // SAFETY: a valid non-blocking fd and an 8-byte buffer; memory.events
                     // reads return its text, which is not needed.
                     unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
                     // SAFETY: rewinding a file descriptor has no memory preconditions.
                     unsafe { libc::lseek(fd.as_raw_fd(), 0, libc::SEEK_SET) };
+                    if p.revents == 0 {
+                        continue;
+                    }
+                    match kind {
+                        BudgetEvent::Usage => self.c.budget_usage_events += 1,
+                        // A critical event signals the medium listener too: counted once.
+                        BudgetEvent::Medium => self.c.budget_pressure_events += 1,
+                        BudgetEvent::Critical => critical = true,
+                        BudgetEvent::MemoryEvents => self.c.budget_memory_events += 1,
+                    }
                 }
+                if critical && !self.budget_critical {
+                    self.log("budget: critical memory pressure: its reclaim is failing");
+                }
+                self.budget_critical = critical;
                 next_sample = now;
                 self.stay_busy(BUSY_AFTER_PRESSURE);
             }
-            if budget_fired && self.emergency() {
+            if budget_fired && self.emergency(true) {
                 next_sample = Instant::now();
             }
             if fds[0].revents & libc::POLLPRI != 0 {
@@ -1640,10 +1748,12 @@ impl Daemon {
                 }
             }
             let now = Instant::now();
+            // Whatever falls due within a few ms is done on this wake-up, not the next.
+            let due = |t: Instant| now + COALESCE >= t;
             // New processes are looked for on their own schedule, even while sampling
             // is slow: an app must be in its groups before it allocates much.
-            if now >= next_sample || now >= next_discover {
-                let d = now >= next_discover;
+            if due(next_sample) || due(next_discover) {
+                let d = due(next_discover);
                 if d {
                     next_discover = now + discover;
                     self.watch_supervisor();
@@ -1656,15 +1766,14 @@ impl Daemon {
                     self.end_switch(None);
                 }
                 self.lmk();
-                self.emergency();
+                // Free memory as the sample (or the killer's sample after a kill) read it.
+                self.emergency(false);
                 next_sample = now + if Instant::now() < self.busy_until { sample } else { idle_sample };
             }
             self.write_timeline(now);
-            if let Some(t) = tick {
-                if now >= next_tick {
-                    self.pending.push(Event::Tick);
-                    next_tick = now + Duration::from_nanos(t.0);
-                }
+            if next_tick.is_some_and(due) {
+                self.pending.push(Event::Tick);
+                last_tick = now;
             }
             self.dispatch();
             if self.last_save.elapsed() >= Duration::from_secs(self.cfg.state_save_s) {

@@ -36,20 +36,70 @@ pub fn processes() -> Vec<ProcInfo> {
     ProcScanner::default().scan()
 }
 
-/// Finds user processes without rereading what cannot have changed: a process is read
-/// when first seen and once more at the next scan (it may have exec'd in between, as a
-/// launcher does), then kept; and /proc is not listed at all while the kernel's last
-/// created pid (/proc/loadavg) has not moved for two scans, since then no process is new.
+/// Finds user processes without rereading what cannot have changed.
+///
+/// With the kernel's process events ([`ProcEvents`], root): /proc is listed once, then
+/// only the processes that exec'd or were forked since the last scan are read, and a
+/// scan on a machine where no process started or exec'd reads nothing; if events were
+/// lost (the socket's buffer overran), the next scan lists /proc again.
+///
+/// Without them: a process is read when first seen and once more at the next scan (it
+/// may have exec'd in between, as a launcher does), then kept; and /proc is not listed
+/// at all while the kernel's last created pid (/proc/loadavg) has not moved for two
+/// scans, since then no process is new.
 #[derive(Default)]
 pub struct ProcScanner {
     /// Known processes and how many scans have seen them.
     known: std::collections::BTreeMap<i32, (Option<ProcInfo>, u8)>,
     last_pid: Option<String>,
     quiet_scans: u8,
+    events: Option<ProcEvents>,
+    /// With events: whether /proc must be listed at the next scan (at first, and after
+    /// lost events), and processes caught inside execve, read again at the next scan.
+    relist: bool,
+    retry: Vec<i32>,
 }
 
 impl ProcScanner {
+    /// A scanner that follows the kernel's process events where it can (root), else
+    /// lists /proc.
+    pub fn with_events() -> ProcScanner {
+        ProcScanner { events: ProcEvents::open(), relist: true, ..ProcScanner::default() }
+    }
+
+    /// Whether the scanner follows the kernel's process events.
+    pub fn follows_events(&self) -> bool {
+        self.events.is_some()
+    }
+
+    /// The processes that may be new to the caller: every user process at the first
+    /// scan; after it, with events, those that started or exec'd since the last scan;
+    /// without them, every process known.
     pub fn scan(&mut self) -> Vec<ProcInfo> {
+        if let Some(ev) = &self.events {
+            let changed = ev.drain();
+            let relist = std::mem::take(&mut self.relist) || changed.is_none();
+            let pids: Vec<i32> = if relist {
+                let Ok(dir) = std::fs::read_dir("/proc") else { return vec![] };
+                dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()).collect()
+            } else {
+                let mut p = changed.unwrap_or_default();
+                p.append(&mut self.retry);
+                p.sort_unstable();
+                p.dedup();
+                p
+            };
+            self.retry.clear();
+            let mut out = Vec::new();
+            for pid in pids {
+                match proc_info(pid) {
+                    Some(p) if p.cmdline.is_empty() => self.retry.push(pid),
+                    Some(p) => out.push(p),
+                    None => {}
+                }
+            }
+            return out;
+        }
         let last_pid = read("/proc/loadavg").ok().and_then(|l| l.split_whitespace().nth(4).map(str::to_string));
         if last_pid.is_some() && last_pid == self.last_pid {
             self.quiet_scans = self.quiet_scans.saturating_add(1);
@@ -65,9 +115,10 @@ impl ProcScanner {
                 let e = self.known.entry(pid).or_insert((None, 0));
                 if e.1 < 2 {
                     // Caught inside execve (the new image's arguments not yet set up:
-                    // empty cmdline) or unreadable: not a read that counts.
+                    // empty cmdline): not a read that counts. A kernel thread (no exe,
+                    // ever) counts, so it is not read again at every scan.
                     let info = proc_info(pid);
-                    if info.as_ref().is_some_and(|p| !p.cmdline.is_empty()) {
+                    if info.as_ref().is_none_or(|p| !p.cmdline.is_empty()) {
                         e.1 += 1;
                     }
                     e.0 = info;
@@ -78,6 +129,154 @@ impl ProcScanner {
             self.known.retain(|pid, _| Path::new(&format!("/proc/{pid}")).exists());
         }
         self.known.values().filter_map(|(p, _)| p.clone()).collect()
+    }
+}
+
+/// The kernel's process events (the proc connector, a netlink socket; root): forks of
+/// processes (not of threads) and execs, filtered in the kernel so that nothing else
+/// is queued, and read only when the scanner looks.
+pub struct ProcEvents {
+    fd: std::os::fd::OwnedFd,
+}
+
+/// The proc connector's numbers (linux/connector.h, linux/cn_proc.h).
+const NETLINK_CONNECTOR: libc::c_int = 11;
+const CN_IDX_PROC: u32 = 1;
+const CN_VAL_PROC: u32 = 1;
+const PROC_CN_MCAST_LISTEN: u32 = 1;
+const PROC_EVENT_NONE: u32 = 0;
+const PROC_EVENT_FORK: u32 = 1;
+const PROC_EVENT_EXEC: u32 = 2;
+/// The native-endian word at `at` of a message.
+fn word(b: &[u8], at: usize) -> Option<u32> {
+    b.get(at..at + 4).map(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
+}
+
+/// Where a proc_event starts in a message: after the nlmsghdr (16 bytes) and the
+/// cn_msg header (20).
+const EVENT_AT: usize = 36;
+
+impl ProcEvents {
+    /// Subscribes; None where the kernel refuses (no CAP_NET_ADMIN, no connector).
+    pub fn open() -> Option<ProcEvents> {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        // SAFETY: socket has no memory preconditions; the fd is owned at once.
+        let fd = unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK, NETLINK_CONNECTOR) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: a fresh fd nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let raw = fd.as_raw_fd();
+        // A classic BPF filter: keep forks whose child is a process (its pid is its
+        // thread group's), execs and acknowledgements; drop everything else (thread
+        // creation, exits). Loads are big-endian: the constants are compared as the
+        // loads see them.
+        let be = |v: u32| u32::from_be_bytes(v.to_ne_bytes());
+        let at = |off: usize| (EVENT_AT + off) as u32;
+        let (ld, jeq, jeqx, ret, tax) = (
+            (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+            (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+            (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_X) as u16,
+            (libc::BPF_RET | libc::BPF_K) as u16,
+            (libc::BPF_MISC | libc::BPF_TAX) as u16,
+        );
+        let f = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+        let prog = [
+            f(ld, 0, 0, at(0)),                // 0: what
+            f(jeq, 6, 0, be(PROC_EVENT_EXEC)), // 1: exec: keep
+            f(jeq, 5, 0, be(PROC_EVENT_NONE)), // 2: an acknowledgement: keep
+            f(jeq, 0, 5, be(PROC_EVENT_FORK)), // 3: anything else: drop
+            f(ld, 0, 0, at(24)),               // 4: the fork's child_pid
+            f(tax, 0, 0, 0),                   // 5
+            f(ld, 0, 0, at(28)),               // 6: its child_tgid
+            f(jeqx, 0, 1, 0),                  // 7: a process, not a thread: keep
+            f(ret, 0, 0, u32::MAX),            // 8: keep
+            f(ret, 0, 0, 0),                   // 9: drop
+        ];
+        let fprog = libc::sock_fprog { len: prog.len() as u16, filter: prog.as_ptr() as *mut _ };
+        let set = |opt, val: *const libc::c_void, len: usize| {
+            // SAFETY: `val` points to `len` valid bytes for the duration of the call.
+            unsafe { libc::setsockopt(raw, libc::SOL_SOCKET, opt, val, len as libc::socklen_t) == 0 }
+        };
+        if !set(libc::SO_ATTACH_FILTER, (&fprog as *const libc::sock_fprog).cast(), std::mem::size_of::<libc::sock_fprog>()) {
+            return None;
+        }
+        // Room for a busy second's events between two scans (forced past rmem_max
+        // where allowed; otherwise the default).
+        let room: libc::c_int = 4 << 20;
+        if !set(libc::SO_RCVBUFFORCE, (&room as *const libc::c_int).cast(), 4) {
+            set(libc::SO_RCVBUF, (&room as *const libc::c_int).cast(), 4);
+        }
+        // SAFETY: sockaddr_nl is plain data; zero is a valid value.
+        let mut addr: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
+        addr.nl_family = libc::AF_NETLINK as libc::sa_family_t;
+        addr.nl_groups = CN_IDX_PROC;
+        // SAFETY: a valid address of the given size.
+        if unsafe { libc::bind(raw, (&addr as *const libc::sockaddr_nl).cast(), std::mem::size_of::<libc::sockaddr_nl>() as u32) } != 0 {
+            return None;
+        }
+        // nlmsghdr (len, type NLMSG_DONE, flags, seq, pid), cn_msg (idx, val, seq,
+        // ack, len, flags), the operation.
+        let mut msg = Vec::with_capacity(40);
+        msg.extend_from_slice(&40u32.to_ne_bytes());
+        msg.extend_from_slice(&(libc::NLMSG_DONE as u16).to_ne_bytes());
+        msg.extend_from_slice(&0u16.to_ne_bytes());
+        for v in [0u32, 0, CN_IDX_PROC, CN_VAL_PROC, 0, 0] {
+            msg.extend_from_slice(&v.to_ne_bytes());
+        }
+        msg.extend_from_slice(&4u16.to_ne_bytes());
+        msg.extend_from_slice(&0u16.to_ne_bytes());
+        msg.extend_from_slice(&PROC_CN_MCAST_LISTEN.to_ne_bytes());
+        // SAFETY: a valid buffer of msg.len() bytes.
+        if unsafe { libc::send(raw, msg.as_ptr().cast(), msg.len(), 0) } != msg.len() as isize {
+            return None;
+        }
+        // The kernel acknowledges a subscription it took (error 0); one it ignores (a
+        // process outside the initial pid namespace) gets no answer, and one it
+        // refuses an error: then no event would ever come.
+        let start = std::time::Instant::now();
+        let mut buf = [0u8; 256];
+        while let Some(left) = Duration::from_millis(500).checked_sub(start.elapsed()) {
+            let mut p = libc::pollfd { fd: raw, events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut p, 1, left.as_millis() as i32 + 1) };
+            // SAFETY: a valid buffer; non-blocking.
+            let n = unsafe { libc::recv(raw, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+            if n > 0 && word(&buf[..n as usize], EVENT_AT) == Some(PROC_EVENT_NONE) {
+                return (word(&buf[..n as usize], EVENT_AT + 16) == Some(0)).then_some(ProcEvents { fd });
+            }
+        }
+        None
+    }
+
+    /// The processes forked or exec'd since the last drain (thread group ids), or None
+    /// if some events were lost.
+    pub fn drain(&self) -> Option<Vec<i32>> {
+        use std::os::fd::AsRawFd;
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            // SAFETY: a valid buffer; non-blocking.
+            let n = unsafe { libc::recv(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+            if n < 0 {
+                return match std::io::Error::last_os_error().raw_os_error() {
+                    Some(libc::EAGAIN) => Some(out),
+                    Some(libc::EINTR) => continue,
+                    // ENOBUFS: the buffer overran and events were dropped.
+                    _ => None,
+                };
+            }
+            let m = &buf[..n as usize];
+            let pid = match word(m, EVENT_AT) {
+                Some(PROC_EVENT_FORK) => word(m, EVENT_AT + 28),
+                Some(PROC_EVENT_EXEC) => word(m, EVENT_AT + 20),
+                _ => None,
+            };
+            if let Some(p) = pid {
+                out.push(p as i32);
+            }
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! clients do not delay a kill; a restarted daemon keeps the foreground; the socket
 //! goes to `ctl_gid` alone and a non-root caller acts only on its own apps; a start-up
 //! that fails removes the groups it made; v1 groups take an adopted process's charge
-//! with it. Each test owns its groups (`floe-dtest-PID-TAG`), processes, socket and
+//! with it; the budget's v1 pressure level wakes the daemon. Each test owns its groups (`floe-dtest-PID-TAG`), processes, socket and
 //! state database, and removes them.
 
 use floe_linux::cgroup::Hierarchies;
@@ -376,4 +376,34 @@ fn a_v1_group_takes_an_adopted_processs_charge() {
             assert!(usage < 30 << 20, "moved after all: {usage}");
         }
     }
+}
+
+/// The budget's v1 memory.pressure_level wakes the daemon: the foreground app (which
+/// floe never kills) fills a 64 MiB budget with anonymous memory it cannot lose (no
+/// swap under android-lmk), so the budget's reclaim fails and the kernel signals
+/// critical pressure before its OOM killer takes the app; the daemon counts the events
+/// and says so. What the kernel guarantees on the way to that OOM kill, with a bound.
+#[test]
+fn the_budgets_pressure_level_wakes_the_daemon() {
+    let _quiet = crate::quiet();
+    let mut t = dtest("vmpressure");
+    let cfg = t.config("android-lmk", &["fg"], "memory_limit_mib = 64\nminfree_mib = [[900, 8]]\n");
+    let d = run(cfg);
+    let go = std::env::temp_dir().join(format!("{}.go", t.tag));
+    let fg = t.app_after("fg", 256, &go);
+    assert!(until(Duration::from_secs(10), || ctl(&t.sock(), "status").unwrap().contains(&format!("fg Cached pids [{fg}]"))));
+    assert_eq!(ctl(&t.sock(), "fg fg").unwrap(), "ok\n");
+    std::fs::write(&go, "").unwrap();
+    let events = || {
+        let m = ctl(&t.sock(), "metrics").unwrap();
+        m.lines().find_map(|l| l.strip_prefix("floe_budget_pressure_events_total ")).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+    };
+    let heard = until(Duration::from_secs(60), || events() > 0);
+    // The kernel's OOM killer ends the app (8 times the budget), never floe.
+    assert!(until(Duration::from_secs(60), || !alive(fg)), "the app outgrew its budget");
+    let m = ctl(&t.sock(), "metrics").unwrap();
+    d.stop();
+    let _ = std::fs::remove_file(&go);
+    assert!(heard, "no pressure-level event woke the daemon: {m}");
+    assert!(m.contains("floe_kills_total 0\n"), "floe never kills the foreground: {m}");
 }

@@ -8,6 +8,8 @@ use floe_sim::{Catalog, Device, RunOptions, Sim, Workload};
 use std::io::Write;
 use std::time::Instant;
 
+mod sweep;
+
 /// `println!` to standard output that returns an error (a full disk, a closed
 /// descriptor) instead of panicking.
 macro_rules! outln {
@@ -89,6 +91,12 @@ enum Cmd {
         /// (policy, device, workload, seed), run parameter and metric.
         #[arg(long, value_name = "FILE")]
         csv: Option<String>,
+        /// Also write DIR/index.html: a self-contained page with each finding's figures
+        /// (the paper's beside floe's, with the interval and verdict), one run of the
+        /// paper's baseline and scheme over time per experiment, and the tables; with
+        /// `all`, the calibration's controls too (run for the page only).
+        #[arg(long, value_name = "DIR")]
+        report: Option<String>,
     },
     /// Measure simulator speed: play a workload (by default a simulated day of app
     /// sessions on the 4 GiB Pixel 3) and report page accesses and simulated seconds per
@@ -107,6 +115,16 @@ enum Cmd {
   floe replay trace.oracleGeneral.bin --cache-pages 250000
   floe replay trace.csv --cache-pages 4096 --policy lru --json")]
     Replay(ReplayArgs),
+    /// Run a sweep: the lists of a sweep file (devices, workloads, policies with their
+    /// parameters, run flags, seeds) crossed into runs in a fixed order, all of them or
+    /// one shard (--shard I/N), each run a line of JSON Lines as it finishes. A shard run
+    /// again skips the runs its output holds. `floe sweep merge` joins the shards.
+    #[command(after_help = "Examples:
+  floe sweep examples/sweep.toml                         every run, into sweep.jsonl
+  floe sweep examples/sweep.toml --shard 2/4             the second of four slices, into sweep-2-of-4.jsonl
+  floe sweep examples/sweep.toml --list                  the runs in order, one key a line
+  floe sweep merge --spec examples/sweep.toml sweep-*-of-4.jsonl -o sweep.csv")]
+    Sweep(sweep::SweepArgs),
     /// Run the policies on this Linux kernel: apps are cgroups filled with the processes
     /// the config's rules match (or an adopted uid_N/pid_M layout); a low-memory killer
     /// works over the machine or a memory budget; what policies learn is kept in SQLite;
@@ -244,11 +262,16 @@ struct SimArgs {
     csv: Option<String>,
     /// Also write the runs (first seed) as they went to FILE in the Chrome trace-event
     /// format, which Perfetto's UI (ui.perfetto.dev) and chrome://tracing open: a
-    /// process per policy, the foreground app's spans, counters of memory, frame rate,
-    /// reclaim and refaults, and instants where apps were killed, frozen or thawed, at
-    /// each step of --timeline-step (1 s by default).
+    /// process per policy, the foreground app's spans, direct reclaim's stretches, a
+    /// track per app with its launches, freezes and kills, counters of memory, frame
+    /// rate, reclaim and refaults at each step of --timeline-step (1 s by default), and
+    /// instants at the steps where apps were killed, frozen or thawed.
     #[arg(long, value_name = "FILE")]
     trace: Option<String>,
+    /// Also write DIR/index.html: a self-contained page with the runs (first seed) over
+    /// time, the policies overlaid, and the metrics side by side.
+    #[arg(long, value_name = "DIR")]
+    report: Option<String>,
     /// Also write the run as it went, one CSV row per step of simulated time (see
     /// --timeline-step): free memory, LRU and swap sizes, the foreground app, frame
     /// rate, reclaim, refaults, kills, freezes, CPU and flash traffic, from the start of
@@ -336,8 +359,9 @@ fn main() {
         Cmd::List { what, apps } => list(what, apps.as_deref()),
         Cmd::Bench(a) => bench(a),
         Cmd::Replay(a) => replay(a),
-        Cmd::Experiment { name, quick, seeds, json, csv } => {
-            experiment(&name, quick, seeds.unwrap_or(if quick { 1 } else { FULL_SEEDS }), json, csv.as_deref())
+        Cmd::Sweep(a) => sweep::sweep(a),
+        Cmd::Experiment { name, quick, seeds, json, csv, report } => {
+            experiment(&name, quick, seeds.unwrap_or(if quick { 1 } else { FULL_SEEDS }), json, csv.as_deref(), report.as_deref())
         }
         Cmd::Daemon { check, config, policy, dry_run, timeline, supervise, cgroup_root, adopt_layout, unboost } => match supervise {
             Some(pid) => floe_linux::daemon::supervise(pid, &cgroup_root, adopt_layout.as_deref(), unboost).map_err(Into::into),
@@ -538,20 +562,31 @@ fn sim(a: SimArgs) -> Result<()> {
     if let Some(path) = &a.csv {
         write_csv(path, &runs)?;
     }
-    if let Some(path) = &a.trace {
+    if a.trace.is_some() || a.report.is_some() {
         // The runs again, deterministic, their samples kept.
         let step = floe_core::Nanos::from_secs_f64(a.timeline_step);
         let mut traced = Vec::new();
         for p in &a.policy {
             let mut samples = Vec::new();
-            floe_sim::run_with_timeline(&dev, &wl, &cat, p, &opts, step, |s| {
+            let (_, apps) = floe_sim::timeline::run_with_app_events(&dev, &wl, &cat, p, &opts, step, |s| {
                 samples.push(s);
                 true
             })?;
-            traced.push((p.clone(), samples));
+            traced.push(floe_lab::export::TracedRun { policy: p.clone(), samples, apps });
         }
-        let text = serde_json::to_string(&floe_lab::export::trace_json(&traced))?;
-        std::fs::write(path, text).with_context(|| format!("cannot write the trace to {path}"))?;
+        if let Some(path) = &a.trace {
+            let text = serde_json::to_string(&floe_lab::export::trace_json(&traced))?;
+            std::fs::write(path, text).with_context(|| format!("cannot write the trace to {path}"))?;
+        }
+        if let Some(dir) = &a.report {
+            let caption = format!("device {}, workload {}, seed {}", dev.name, wl.name, a.seed);
+            let timeline = floe_lab::html::Timeline {
+                caption: caption.clone(),
+                runs: traced.into_iter().map(|t| (t.policy, t.samples)).collect(),
+                step_s: a.timeline_step,
+            };
+            write_report(dir, &floe_lab::html::runs_page(&caption, &runs, Some(&timeline)))?;
+        }
     }
     if a.json {
         outln!("{}", one_or_array(&runs)?);
@@ -857,7 +892,7 @@ fn list(what: ListWhat, apps: Option<&str>) -> Result<()> {
 /// interval to tell an effect from the noise.
 const FULL_SEEDS: u32 = 5;
 
-fn experiment(name: &str, quick: bool, seeds: u32, json: bool, csv: Option<&str>) -> Result<()> {
+fn experiment(name: &str, quick: bool, seeds: u32, json: bool, csv: Option<&str>, report: Option<&str>) -> Result<()> {
     let names: Vec<&str> = if name == "all" { floe_lab::evaluations().collect() } else { name.split(',').collect() };
     // Every name is checked before anything runs.
     for (i, n) in names.iter().enumerate() {
@@ -881,12 +916,28 @@ fn experiment(name: &str, quick: bool, seeds: u32, json: bool, csv: Option<&str>
         let runs: Vec<_> = reports.iter().flat_map(|r| r.runs.iter().cloned()).collect();
         write_csv(path, &runs)?;
     }
+    if let Some(dir) = report {
+        // `all` leaves the calibration out; its page shows the controls too.
+        let mut shown = reports.clone();
+        if name == "all" {
+            shown.push(run_one_experiment(floe_lab::calibration::NAME, quick, seeds, !json)?);
+        }
+        write_report(dir, &floe_lab::html::experiments_report(&shown, quick)?)?;
+    }
     if json {
         let records: Vec<_> = reports.iter().map(|r| r.record()).collect();
         outln!("{}", one_or_array(&records)?);
     } else if reports.len() > 1 {
         out!("\n{}", floe_lab::report::summary(&reports));
     }
+    Ok(())
+}
+
+/// Writes the report page `html` to `DIR/index.html` (floe_lab::html), saying where on
+/// standard error.
+fn write_report(dir: &str, html: &str) -> Result<()> {
+    let path = floe_lab::html::write(std::path::Path::new(dir), html).with_context(|| format!("cannot write the report to {dir}"))?;
+    eprintln!("floe: report written to {}", path.display());
     Ok(())
 }
 

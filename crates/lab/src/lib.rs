@@ -4,11 +4,13 @@
 pub mod asap;
 pub mod calibration;
 pub mod export;
+pub mod html;
 pub mod ice;
 pub mod report;
 pub mod seal;
 pub mod selective;
 pub mod smartlmk;
+pub mod sweep;
 
 use floe_core::{ExperimentRecord, Param, RunRecord};
 use floe_sim::{Catalog, Device, RunOptions, SimError, Workload};
@@ -137,70 +139,95 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
     specs
         .par_iter()
         .map(|s| {
-            let mut wl = Workload::load(&s.workload, &catalog)?;
-            if let Some(u) = s.use_s {
-                wl.use_s = u;
-            }
-            if let Some(r) = s.rounds {
-                wl.rounds = r;
-            }
-            if let Some(n) = s.launches {
-                wl.sequence.truncate(n.max(1));
-            }
-            let mut dev = Device::load(&s.device)?;
-            if let Some(m) = s.app_mem_mib {
-                dev.memory.app_mem_mib = m;
-            }
-            let lmkd_override = s.lmkd.filter(|&k| k != dev.memory.lmkd);
-            if let Some(k) = lmkd_override {
-                dev.memory.lmkd = k;
-            }
-            let opts = RunOptions {
-                seed: s.seed,
-                bg_apps: s.bg_apps,
-                balloon_mib: s.balloon_mib,
-                draw_bg: s.draw_bg,
-                shuffle_rounds: s.shuffle_rounds,
-                bg_window_s: s.bg_window_s,
-                cputester_pct: s.cputester_pct,
-            };
-            let mut rec = match s.slice_s {
-                None => floe_sim::run(&dev, &wl, &catalog, &s.policy, &opts)?,
-                Some(step) => {
-                    let mut slices = Vec::new();
-                    let step = floe_core::Nanos::from_secs_f64(step);
-                    let mut rec = floe_sim::run_with_timeline(&dev, &wl, &catalog, &s.policy, &opts, step, |x| {
-                        if x.measured == Some(true) {
-                            slices.push(x);
-                        }
-                        true
-                    })?;
-                    rec.slices = slices;
-                    rec
-                }
-            };
-            if let Some(u) = s.use_s {
-                rec.params.insert("use_s".into(), Param::Float(u));
-            }
-            if let Some(r) = s.rounds {
-                rec.params.insert("rounds".into(), Param::Int(r as i64));
-            }
-            if let Some(n) = s.launches {
-                rec.params.insert("launches".into(), Param::Int(n.max(1) as i64));
-            }
-            if let Some(m) = s.app_mem_mib {
-                rec.params.insert("app_mem_mib".into(), Param::Float(m));
-            }
-            if lmkd_override.is_some() {
-                rec.params.insert("lmkd_override".into(), Param::Bool(true));
-            }
-            if let Some(pct) = s.cputester_pct {
-                rec.params.insert("cputester_pct".into(), Param::Float(pct));
-            }
+            let rec = run_spec(s, &catalog, None)?;
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, specs.len());
             Ok(rec)
         })
         .collect()
+}
+
+/// One run of `s` (names resolved in `catalog`), its params recording what the spec
+/// overrides. With `timeline`, the whole run is also sampled every `.0` of simulated
+/// time into `.1` ([`floe_sim::run_with_timeline`]), and the spec's slices are not kept.
+fn run_spec(
+    s: &RunSpec,
+    catalog: &Catalog,
+    timeline: Option<(floe_core::Nanos, &mut Vec<floe_core::Sample>)>,
+) -> Result<RunRecord, SimError> {
+    let mut wl = Workload::load(&s.workload, catalog)?;
+    if let Some(u) = s.use_s {
+        wl.use_s = u;
+    }
+    if let Some(r) = s.rounds {
+        wl.rounds = r;
+    }
+    if let Some(n) = s.launches {
+        wl.sequence.truncate(n.max(1));
+    }
+    let mut dev = Device::load(&s.device)?;
+    if let Some(m) = s.app_mem_mib {
+        dev.memory.app_mem_mib = m;
+    }
+    let lmkd_override = s.lmkd.filter(|&k| k != dev.memory.lmkd);
+    if let Some(k) = lmkd_override {
+        dev.memory.lmkd = k;
+    }
+    let opts = RunOptions {
+        seed: s.seed,
+        bg_apps: s.bg_apps,
+        balloon_mib: s.balloon_mib,
+        draw_bg: s.draw_bg,
+        shuffle_rounds: s.shuffle_rounds,
+        bg_window_s: s.bg_window_s,
+        cputester_pct: s.cputester_pct,
+    };
+    let mut rec = match (timeline, s.slice_s) {
+        (None, None) => floe_sim::run(&dev, &wl, catalog, &s.policy, &opts)?,
+        (Some((step, out)), _) => floe_sim::run_with_timeline(&dev, &wl, catalog, &s.policy, &opts, step, |x| {
+            out.push(x);
+            true
+        })?,
+        (None, Some(step)) => {
+            let mut slices = Vec::new();
+            let step = floe_core::Nanos::from_secs_f64(step);
+            let mut rec = floe_sim::run_with_timeline(&dev, &wl, catalog, &s.policy, &opts, step, |x| {
+                if x.measured == Some(true) {
+                    slices.push(x);
+                }
+                true
+            })?;
+            rec.slices = slices;
+            rec
+        }
+    };
+    if let Some(u) = s.use_s {
+        rec.params.insert("use_s".into(), Param::Float(u));
+    }
+    if let Some(r) = s.rounds {
+        rec.params.insert("rounds".into(), Param::Int(r as i64));
+    }
+    if let Some(n) = s.launches {
+        rec.params.insert("launches".into(), Param::Int(n.max(1) as i64));
+    }
+    if let Some(m) = s.app_mem_mib {
+        rec.params.insert("app_mem_mib".into(), Param::Float(m));
+    }
+    if lmkd_override.is_some() {
+        rec.params.insert("lmkd_override".into(), Param::Bool(true));
+    }
+    if let Some(pct) = s.cputester_pct {
+        rec.params.insert("cputester_pct".into(), Param::Float(pct));
+    }
+    Ok(rec)
+}
+
+/// Runs `spec` as [`run_all`] does and samples the whole run every `step_s` simulated
+/// seconds (`floe sim --timeline`'s rows): the record (without slices) and its samples.
+pub fn run_sampled(spec: &RunSpec, step_s: f64) -> Result<(RunRecord, Vec<floe_core::Sample>), SimError> {
+    let catalog = Catalog::embedded()?;
+    let mut samples = Vec::new();
+    let rec = run_spec(spec, &catalog, Some((floe_core::Nanos::from_secs_f64(step_s), &mut samples)))?;
+    Ok((rec, samples))
 }
 
 /// What each seed replicate of an experiment adds to its runs' seeds, times its index
@@ -367,6 +394,21 @@ mod tests {
     fn all_is_the_five_evaluations_without_the_calibration() {
         assert_eq!(evaluations().collect::<Vec<_>>(), ["ice", "seal", "smartlmk", "selective", "asap"]);
         assert!(EXPERIMENTS.iter().any(|e| e.0 == calibration::NAME));
+    }
+
+    /// A sampled run is the run `run_all` makes, slices left out, with samples covering
+    /// all of it.
+    #[test]
+    fn a_sampled_run_is_the_same_run_with_its_timeline() {
+        let spec =
+            RunSpec { use_s: Some(2.0), rounds: Some(1), slice_s: Some(1.0), ..RunSpec::new("nexus5", "selective-c", "android-lmk") };
+        let mut plain = run_all(std::slice::from_ref(&spec), &no_progress).unwrap().remove(0);
+        assert!(!plain.slices.is_empty());
+        let (rec, samples) = run_sampled(&spec, 0.5).unwrap();
+        plain.slices.clear();
+        assert_eq!(rec, plain);
+        assert!(samples.len() >= 4 && samples[0].t_s == 0.5, "{} samples", samples.len());
+        assert_eq!(samples.iter().map(|s| s.kills).sum::<u64>(), rec.metrics.kills);
     }
 
     /// A spec's CPU hog reaches the simulator: the run records it and spends CPU on it.

@@ -848,4 +848,30 @@ fn trace_is_chrome_trace_json_with_a_process_per_policy() {
         assert!(ev.iter().any(|e| e["ph"] == "C" && e["name"] == track), "no {track} counter");
     }
     assert!(ev.iter().any(|e| e["ph"] == "i" && e["pid"] == 2 && e["args"]["freezes"].as_u64() > Some(0)), "ice's freezes");
+    // A track per app under each policy: the call's own launch, Ice's freezes of the
+    // cached apps, and a slice name for each kind only where it belongs.
+    for pid in [1, 2] {
+        let threads: Vec<(u64, &str)> = ev
+            .iter()
+            .filter(|e| e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == pid)
+            .map(|e| (e["tid"].as_u64().unwrap(), e["args"]["name"].as_str().unwrap()))
+            .collect();
+        assert_eq!(&threads[..2], [(1, "foreground"), (2, "direct reclaim")], "{threads:?}");
+        assert!(threads.len() > 2 + 8, "a track for the call and each of the 8 cached apps: {threads:?}");
+        let tid_of = |app: &str| threads.iter().find(|t| t.1 == app).map(|t| t.0);
+        let on =
+            |tid: Option<u64>, name: &str| ev.iter().filter(|e| e["pid"] == pid && e["tid"].as_u64() == tid && e["name"] == name).count();
+        assert_eq!(on(tid_of("whatsapp"), "cold launch"), 1, "the call's launch on its track");
+        let frozen = ev.iter().filter(|e| e["pid"] == pid && e["ph"] == "X" && e["name"] == "frozen").count();
+        assert_eq!(frozen > 0, pid == 2, "only Ice freezes apps: {frozen} spans under pid {pid}");
+        for e in ev
+            .iter()
+            .filter(|e| e["pid"] == pid && ["cold launch", "warm launch", "frozen", "killed"].contains(&e["name"].as_str().unwrap()))
+        {
+            assert!(e["tid"].as_u64() >= Some(10), "an app's slice on an app's track: {e}");
+        }
+        for e in ev.iter().filter(|e| e["pid"] == pid && e["name"] == "direct reclaim") {
+            assert!(e["ph"] == "X" && e["tid"] == 2 && e["args"]["pages"].as_u64() > Some(0), "{e}");
+        }
+    }
 }

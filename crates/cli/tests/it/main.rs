@@ -1,6 +1,7 @@
 //! The `floe` binary's one integration-test binary: output contracts and errors on bad
-//! input (`cli`), `floe replay` on trace files (`replay`), and the daemon on the real
-//! kernel (`daemon`).
+//! input (`cli`), `floe replay` on trace files (`replay`), sweeps in shards (`sweep`),
+//! the report page in headless Chromium (`report`), and the daemon on the real kernel
+//! (`daemon`).
 //!
 //! The daemon's tests time what happens on the machine (a freeze within its window,
 //! prepaging on idle CPU), so they run alone: each holds `MACHINE` for writing, while
@@ -12,6 +13,8 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 mod cli;
 mod daemon;
 mod replay;
+mod report;
+mod sweep;
 
 static MACHINE: RwLock<()> = RwLock::new(());
 

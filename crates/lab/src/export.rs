@@ -72,6 +72,9 @@ pub struct TracedRun {
 const FG_TID: usize = 1;
 const RECLAIM_TID: usize = 2;
 const FIRST_APP_TID: usize = 10;
+/// A frame longer than this is an interaction alert (Systrace's 16.6 ms, as the
+/// simulator counts them).
+const ALERT_US: f64 = 16_600.0;
 
 /// Runs as they went, in the Chrome trace-event format that Perfetto's UI and
 /// chrome://tracing open: one process per policy, in it a `foreground` track whose
@@ -79,7 +82,8 @@ const FIRST_APP_TID: usize = 10;
 /// slice over each stretch of steps in which allocations reclaimed themselves (the
 /// simulator counts direct reclaim per step, not per app); one track per app with its
 /// launches (`cold launch`, `warm launch`: from the user's request to the first frame),
-/// its freezes (`frozen`: freeze to thaw) and its kills (an instant, `killed`); counter
+/// its frames (`frame`, or `frame (alert)` over 16.6 ms), its freezes (`frozen`: freeze
+/// to thaw) and its kills (an instant, `killed`); counter
 /// tracks for memory (free, LRU, zram), frames a second, reclaim (by kswapd and direct)
 /// and refaults (foreground and background) per step; and an instant event at each step
 /// with kills, freezes or thaws. Times are simulated, in microseconds; a span still
@@ -185,6 +189,10 @@ pub fn trace_json(runs: &[TracedRun]) -> serde_json::Value {
                     AppEventKind::Killed => {
                         ev.push(json!({"ph": "i", "s": "t", "name": "killed", "pid": pid, "tid": tid, "ts": us(e.t_s)}));
                     }
+                    AppEventKind::Frame { dur_us } => {
+                        let name = if dur_us as f64 > ALERT_US { "frame (alert)" } else { "frame" };
+                        ev.push(json!({"ph": "X", "name": name, "pid": pid, "tid": tid, "ts": us(e.t_s), "dur": dur_us}));
+                    }
                 }
             }
             if let Some((start, cold)) = launch {
@@ -256,6 +264,8 @@ mod tests {
             at(2.0, "b", AppEventKind::LaunchStarted { cold: false }),
             at(2.0, "c", AppEventKind::Thawed),
             at(2.25, "b", AppEventKind::LaunchDone),
+            at(2.5, "b", AppEventKind::Frame { dur_us: 12_000 }),
+            at(2.6, "b", AppEventKind::Frame { dur_us: 30_000 }),
             at(3.0, "c", AppEventKind::Frozen),
             at(3.5, "c", AppEventKind::Killed),
             at(3.5, "c", AppEventKind::Thawed),
@@ -284,7 +294,7 @@ mod tests {
         assert_eq!(of("X").iter().find(|e| e["tid"] == 2).unwrap()["args"]["pages"], 16);
         assert_eq!(spans(10), [span("cold launch", 0.0, 0.5e6), span("frozen", 3.75e6, 0.25e6)], "a freeze open at the end closes with it");
         assert_eq!(spans(11), [span("frozen", 1.5e6, 0.5e6), span("frozen", 3e6, 0.5e6)]);
-        assert_eq!(spans(12), [span("warm launch", 2e6, 0.25e6)]);
+        assert_eq!(spans(12), [span("warm launch", 2e6, 0.25e6), span("frame", 2.5e6, 12e3), span("frame (alert)", 2.6e6, 30e3)]);
         let killed: Vec<(u64, f64)> =
             of("i").iter().filter(|e| e["name"] == "killed").map(|e| (e["tid"].as_u64().unwrap(), e["ts"].as_f64().unwrap())).collect();
         assert_eq!(killed, [(11, 3.5e6)]);

@@ -517,6 +517,8 @@ pub struct Sim {
     pending: Vec<Event>,
     /// Reused buffer of page indices for batched touches.
     scratch: Vec<u32>,
+    /// The frames rendered, when asked for ([`Sim::log_frames`]): app, start, end.
+    frame_log: Option<Vec<(u16, Nanos, Nanos)>>,
     actions: Vec<Action>,
     done: Vec<Cont>,
     busy_sample: (Nanos, f64, u64),
@@ -905,6 +907,7 @@ impl Sim {
             launches: Vec::new(),
             pending: Vec::new(),
             scratch: Vec::new(),
+            frame_log: None,
             actions: Vec::new(),
             done: Vec::new(),
             busy_sample: (Nanos::ZERO, 0.0, 0),
@@ -1030,6 +1033,20 @@ impl Sim {
     }
 
     /// The run's state now: memory gauges and counters since the run began.
+    /// Keeps every frame rendered from now on, for [`Sim::take_frames`] (a trace's frame
+    /// slices); a run that does not ask keeps none.
+    pub fn log_frames(&mut self) {
+        self.frame_log.get_or_insert_with(Vec::new);
+    }
+
+    /// The frames logged so far: app, start and end in simulated seconds, in the order
+    /// they ended.
+    pub fn take_frames(&mut self) -> Vec<(String, f64, f64)> {
+        let log = self.frame_log.as_mut().map(std::mem::take).unwrap_or_default();
+        let s = |t: Nanos| t.0 as f64 / 1e9;
+        log.into_iter().map(|(app, a, b)| (self.apps[app as usize].spec.name.clone(), s(a), s(b))).collect()
+    }
+
     pub fn snapshot(&self) -> Snapshot {
         let alive = self.apps.iter().filter(|a| a.state != AppState::Dead).count() as u32;
         let frozen = self.apps.iter().filter(|a| a.state == AppState::Frozen).count() as u32;
@@ -1530,6 +1547,9 @@ impl Sim {
         if render {
             self.c.frames += 1;
             self.c.janky += (self.now - start > ALERT) as u64;
+            if let Some(log) = self.frame_log.as_mut() {
+                log.push((app, start, self.now));
+            }
         }
         let gen = a.gen;
         let next = if render { Nanos((self.now.0 / VSYNC.0 + 1) * VSYNC.0) } else { (start + IDLE_TICK).max(self.now) };

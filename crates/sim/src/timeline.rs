@@ -68,7 +68,7 @@ pub fn run_with_timeline(
     each: impl FnMut(Sample) -> bool,
 ) -> Result<RunRecord, SimError> {
     let p = floe_policies::make_spec(policy).map_err(SimError::Policy)?;
-    sampled(device, workload, catalog, policy, p, opts, step, each)
+    sampled(device, workload, catalog, policy, p, opts, step, None, each)
 }
 
 /// [`run_with_timeline`] with the policy `p` made from the spec `policy`.
@@ -81,6 +81,7 @@ fn sampled(
     p: Box<dyn Policy>,
     opts: &RunOptions,
     step: Nanos,
+    frames: Option<&mut Vec<(String, f64, f64)>>,
     mut each: impl FnMut(Sample) -> bool,
 ) -> Result<RunRecord, SimError> {
     if step.0 == 0 {
@@ -88,6 +89,9 @@ fn sampled(
     }
     let name = p.name().to_string();
     let mut sim = Sim::try_new(device, workload, catalog, p, opts)?;
+    if frames.is_some() {
+        sim.log_frames();
+    }
     let mut prev = sim.snapshot();
     let mut end = Nanos::ZERO;
     loop {
@@ -104,6 +108,9 @@ fn sampled(
         if !more {
             break;
         }
+    }
+    if let Some(out) = frames {
+        *out = sim.take_frames();
     }
     let mut rec = sim.finish()?;
     policy_params(&mut rec, policy);
@@ -124,6 +131,9 @@ pub enum AppEventKind {
     Thawed,
     /// Its process was killed (every death in the simulator is a kill).
     Killed,
+    /// It rendered a frame from `t_s` for `dur_us` microseconds (over 16.6 ms: an
+    /// interaction alert).
+    Frame { dur_us: u64 },
 }
 
 /// One app's event at `t_s` simulated seconds.
@@ -242,7 +252,7 @@ impl Policy for Recorder {
 }
 
 /// Runs like [`run_with_timeline`] (the same record and samples) and also records each
-/// app's launches (start and end), kills, freezes and thaws, in time order. Freezes and
+/// app's launches (start and end), kills, freezes, thaws and frames, in time order. Freezes and
 /// thaws are the policy's that took effect, and the thaw a frozen app's launch or kill
 /// brings (a freeze in the run's very last batch of events, with no event after it to
 /// confirm it, is left out). An app frozen at the end has no thaw.
@@ -259,8 +269,17 @@ pub fn run_with_app_events(
     let seen = Rc::new(RefCell::new(Seen::default()));
     let wants = inner.setup().events;
     let recorder = Recorder { inner, wants, seen: Rc::clone(&seen) };
-    let rec = sampled(device, workload, catalog, policy, Box::new(recorder), opts, step, each)?;
-    let events = seen.take().events;
+    let mut frames = Vec::new();
+    let rec = sampled(device, workload, catalog, policy, Box::new(recorder), opts, step, Some(&mut frames), each)?;
+    let mut events = seen.take().events;
+    events.extend(frames.into_iter().map(|(app, start, end)| AppEvent {
+        t_s: start,
+        app,
+        kind: AppEventKind::Frame { dur_us: ((end - start) * 1e6).round() as u64 },
+    }));
+    // Frames are logged as they end; the merged list is in time order (stable: what
+    // happened at one moment keeps its order).
+    events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     Ok((rec, events))
 }
 
@@ -303,6 +322,9 @@ mod tests {
             assert!(n(AppEventKind::LaunchDone) <= started && n(AppEventKind::LaunchDone) + 1 >= started, "{policy}");
             assert!(n(AppEventKind::Thawed) <= n(AppEventKind::Frozen), "{policy}");
             assert!(ev.windows(2).all(|w| w[0].t_s <= w[1].t_s), "in time order");
+            let frames = ev.iter().filter(|e| matches!(e.kind, AppEventKind::Frame { .. })).count() as u64;
+            assert_eq!(frames, samples.iter().filter_map(|s| s.frames).sum::<u64>(), "{policy}: a frame each");
+            assert!(ev.iter().all(|e| !matches!(e.kind, AppEventKind::Frame { .. }) || e.app == "whatsapp"), "{policy}");
             if policy == "ice" {
                 assert!(n(AppEventKind::Frozen) > 0, "Ice freezes the cached apps");
             }

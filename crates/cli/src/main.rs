@@ -966,6 +966,12 @@ fn run_one_experiment(name: &str, quick: bool, seeds: u32, show: bool) -> Result
             .progress_chars("=> "),
     );
     bar.set_prefix(format!("experiment {name}"));
+    // Where no bar is drawn (stderr is a file or a pipe: CI logs, batch jobs), a line
+    // every minute says how far the runs are (FLOE_HEARTBEAT_S sets the period).
+    let heartbeat = (show && !std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
+        let every = std::env::var("FLOE_HEARTBEAT_S").ok().and_then(|v| v.parse::<f64>().ok()).filter(|v| *v >= 0.0).unwrap_or(60.0);
+        (std::time::Duration::from_secs_f64(every), Instant::now(), std::sync::Mutex::new(Instant::now()))
+    });
     // Runs finish on several threads: count them rather than trust each one's total.
     let progress = |done: usize, all: usize| {
         if done == 0 {
@@ -973,6 +979,14 @@ fn run_one_experiment(name: &str, quick: bool, seeds: u32, show: bool) -> Result
             bar.set_position(0);
         } else {
             bar.inc(1);
+        }
+        if let Some((every, t0, last)) = &heartbeat {
+            let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+            if done > 0 && last.elapsed() >= *every {
+                *last = Instant::now();
+                let (pos, len) = (bar.position(), bar.length().unwrap_or(0));
+                eprintln!("experiment {name}: {pos}/{len} runs done, {:.0} s", t0.elapsed().as_secs_f64());
+            }
         }
     };
     let report = floe_lab::run_experiment(name, quick, seeds, &progress);

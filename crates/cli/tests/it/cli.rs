@@ -817,6 +817,32 @@ fn a_progress_bar_shows_on_a_terminal_and_not_with_json() {
     assert!(json.contains("\"experiment\": \"smartlmk\""), "{json}");
 }
 
+/// Where stderr is not a terminal, an experiment says how far its runs are in plain
+/// lines, one a period (FLOE_HEARTBEAT_S; a minute by default), and stdout keeps only
+/// the report; with --json, no line.
+#[test]
+fn off_a_terminal_an_experiment_prints_a_heartbeat_line_instead_of_a_bar() {
+    let _shared = crate::shared();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_floe"))
+            .args(["experiment", "smartlmk", "--quick"])
+            .args(args)
+            .env("FLOE_HEARTBEAT_S", "0")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (stdout, stderr) = run(&[]);
+    let beats: Vec<&str> = stderr.lines().filter(|l| l.starts_with("experiment smartlmk: ") && l.contains(" runs done, ")).collect();
+    assert!(beats.len() > 1 && !stderr.contains('['), "{stderr}");
+    let last = beats.last().unwrap().split_whitespace().nth(2).unwrap().split_once('/').unwrap();
+    assert_eq!(last.0, last.1, "the last line counts every run: {stderr}");
+    assert!(!stdout.contains("runs done"), "the heartbeat is on stderr only");
+    let (_, stderr) = run(&["--json"]);
+    assert!(!stderr.contains("runs done"), "{stderr}");
+}
+
 /// `--trace FILE` writes the runs in the Chrome trace-event format: one process per
 /// policy, the foreground's slices, counter tracks and, where the policy froze apps,
 /// instants; every event has the fields its phase needs.

@@ -82,26 +82,25 @@ def ticks(pid):
         return 0
 
 
-def rss_kib(pid):
+def kib(path, key):
+    """The KiB a /proc file gives on its `key:` line; 0 once the process is gone."""
     try:
-        for line in open(f"/proc/{pid}/status"):
-            if line.startswith("VmRSS:"):
+        for line in open(path):
+            if line.startswith(key + ":"):
                 return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def rss_kib(pid):
+    return kib(f"/proc/{pid}/status", "VmRSS")
 
 
 def pss_kib(pid):
     """Proportional set size: pages shared with other processes (the daemon and its
     supervisor share one binary; everyone shares libc) split between them."""
-    try:
-        for line in open(f"/proc/{pid}/smaps_rollup"):
-            if line.startswith("Pss:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+    return kib(f"/proc/{pid}/smaps_rollup", "Pss")
 
 
 def oom_kills(group):

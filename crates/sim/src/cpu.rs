@@ -70,6 +70,9 @@ pub struct Cpu<T> {
     caps: Vec<f64>,
     /// The foreground (top-app) app, whose jobs take the fastest idle core.
     top: Option<u16>,
+    /// Cores running a job under the current rates: one a running job, except that the
+    /// background group's jobs, sharing its cpuset, keep at most its cores busy.
+    busy_cores: u32,
 }
 
 /// How the background group is scheduled.
@@ -131,6 +134,7 @@ impl<T> Cpu<T> {
             busy_ns: 0.0,
             caps: Vec::new(),
             top: None,
+            busy_cores: 0,
         }
     }
 
@@ -168,13 +172,11 @@ impl<T> Cpu<T> {
     fn advance(&mut self, now: Nanos) {
         let dt = now.0.saturating_sub(self.updated.0) as f64;
         if dt > 0.0 {
-            let mut running = 0;
             for j in &mut self.jobs {
                 j.left -= j.rate * dt;
                 self.busy_core_ns += j.rate * dt;
-                running += (j.rate > 0.0) as u32;
             }
-            self.busy_ns += f64::from(running.min(self.cores)) * dt;
+            self.busy_ns += f64::from(self.busy_cores) * dt;
         }
         self.updated = self.updated.max(now);
     }
@@ -187,8 +189,7 @@ impl<T> Cpu<T> {
     /// Busy core-nanoseconds by `now` (see `busy_ns`), without bringing the jobs up to it.
     pub fn busy_ns_at(&self, now: Nanos) -> f64 {
         let dt = now.0.saturating_sub(self.updated.0) as f64;
-        let running = self.jobs.iter().filter(|j| j.rate > 0.0).count() as u32;
-        self.busy_ns + f64::from(running.min(self.cores)) * dt
+        self.busy_ns + f64::from(self.busy_cores) * dt
     }
 
     /// Core-nanoseconds of work done by `now`, without bringing the jobs up to it (so
@@ -198,11 +199,27 @@ impl<T> Cpu<T> {
         self.busy_core_ns + self.jobs.iter().map(|j| j.rate * dt).sum::<f64>()
     }
 
+    /// Sets every job's rate ([`Cpu::share`]) and counts the cores kept busy.
+    fn rebalance(&mut self) {
+        self.share();
+        let group = self.group.active();
+        let (mut fg, mut bg) = (0u32, 0u32);
+        for j in self.jobs.iter().filter(|j| j.rate > 0.0) {
+            if group && j.bg {
+                bg += 1;
+            } else {
+                fg += 1;
+            }
+        }
+        let bg = self.group.cores.map_or(bg, |c| bg.min(c));
+        self.busy_cores = (fg + bg).min(self.cores);
+    }
+
     /// Shares the cores (see [`fill`]): every job outside the background group is one
     /// item of at most one core; the group is one item weighing its `cpu.shares` (or its
-    /// jobs' total weight) and using at most its cpuset's cores, and its rate is then
-    /// filled among its jobs.
-    fn rebalance(&mut self) {
+    /// jobs' total weight) and using at most its cpuset's cores at their capacity, and
+    /// its rate is then filled among its jobs.
+    fn share(&mut self) {
         if !self.caps.is_empty() && self.place() {
             return;
         }
@@ -230,7 +247,15 @@ impl<T> Cpu<T> {
         }
         if bg_jobs > 0 {
             let w = self.group.shares.map_or(bg_weight, f64::from);
-            let max = self.group.cores.map_or(bg_jobs as f64, |c| (c as f64).min(bg_jobs as f64));
+            // At most one core a job, within the cpuset: the last cores, the little ones.
+            let max = match self.group.cores {
+                None => bg_jobs as f64,
+                Some(c) if self.caps.is_empty() => (c as usize).min(bg_jobs) as f64,
+                Some(c) => {
+                    let from = self.caps.len().saturating_sub(c as usize);
+                    self.caps[from..].iter().take(bg_jobs).sum()
+                }
+            };
             items.push((w, max, usize::MAX));
         }
         fill(&mut items, capacity, &mut rates);
@@ -501,6 +526,23 @@ mod tests {
             cpu.add(Nanos(0), Nanos(1000), WEIGHT_NORMAL, false, None, false, k);
         }
         assert_eq!(run_all(&mut cpu)[0].1, 2000);
+    }
+
+    /// More jobs than cores on big.LITTLE: the background cpuset's one little core gives
+    /// its jobs that core's capacity, not a big core's, and counts as one busy core
+    /// however many jobs share it.
+    #[test]
+    fn a_crowded_background_cpuset_runs_at_its_little_cores_capacity() {
+        let mut cpu = Cpu::with_capacities(4, BgGroup { shares: None, cores: Some(1) }, 2, 0.5);
+        for k in 0..4 {
+            cpu.add(Nanos(0), Nanos(1000), WEIGHT_NORMAL, true, Some(10 + k as u16), false, k);
+        }
+        cpu.add(Nanos(0), Nanos(10_000), WEIGHT_NORMAL, false, None, false, 9);
+        cpu.sync(Nanos(1000));
+        assert_eq!(cpu.busy_ns, 2000.0, "one core for the group and one for the system job");
+        let r = run_all(&mut cpu);
+        // 4,000 ns of work at the little core's 0.5: all done by 8,000 ns.
+        assert!(r.iter().filter(|x| x.0 < 4).all(|x| x.1 == 8000), "{r:?}");
     }
 
     /// A job at a crawl finishes at the end of time rather than at a wrapped-around one.

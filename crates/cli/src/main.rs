@@ -903,6 +903,9 @@ fn experiment(name: &str, quick: bool, seeds: u32, json: bool, csv: Option<&str>
             bail!("experiment `{n}` is named twice; each runs once");
         }
     }
+    // A run two experiments share (the calibration's controls are the papers' runs) is
+    // made once.
+    floe_lab::keep_runs(true);
     let mut reports = Vec::new();
     for (i, n) in names.iter().enumerate() {
         let report = run_one_experiment(n, quick, seeds, !json)?;

@@ -131,25 +131,166 @@ pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
 pub fn no_progress(_: usize, _: usize) {}
 
 /// Runs every spec (in parallel; each run is deterministic, and results keep the
-/// order of `specs`), telling `progress` as runs finish.
+/// order of `specs`), telling `progress` as runs finish. Specs the simulator cannot
+/// tell apart ([`sim_key`]) share one run, each record then given its own spec's
+/// params; with [`keep_runs`] on, runs made by earlier calls are taken too. The
+/// distinct runs start longest first (by simulated time), so that no long run is
+/// left alone at the end.
 pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, SimError> {
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let catalog = Catalog::embedded()?;
-    let done = std::sync::atomic::AtomicUsize::new(0);
     progress(0, specs.len());
-    specs
-        .par_iter()
-        .map(|s| {
-            let rec = run_spec(s, &catalog, None)?;
-            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, specs.len());
-            Ok(rec)
+    // Each spec's key; the first spec of each key stands for the others.
+    let mut inputs: HashMap<(&str, &str), (Device, Workload)> = HashMap::new();
+    let mut keys: Vec<String> = Vec::with_capacity(specs.len());
+    let mut costs: Vec<f64> = Vec::with_capacity(specs.len());
+    for s in specs {
+        let (dev, wl) = match inputs.entry((s.device.as_str(), s.workload.as_str())) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert((Device::load(&s.device)?, Workload::load(&s.workload, &catalog)?)),
+        };
+        let key = sim_key(s, dev, wl);
+        costs.push(simulated_s(&key, wl));
+        keys.push(format!("{key:?}"));
+    }
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    let owner: Vec<usize> = keys.iter().enumerate().map(|(i, k)| *first.entry(k.as_str()).or_insert(i)).collect();
+    let mut sharing = vec![0usize; specs.len()];
+    for &o in &owner {
+        sharing[o] += 1;
+    }
+    let mut raw: Vec<Option<RunRecord>> = vec![None; specs.len()];
+    let done = AtomicUsize::new(0);
+    let tell = |o: usize| {
+        for _ in 0..sharing[o] {
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, specs.len());
+        }
+    };
+    if let Some(kept) = KEPT.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        for (i, slot) in raw.iter_mut().enumerate() {
+            if owner[i] == i {
+                if let Some(rec) = kept.get(&keys[i]) {
+                    *slot = Some(rec.clone());
+                    tell(i);
+                }
+            }
+        }
+    }
+    let mut todo: Vec<usize> = (0..specs.len()).filter(|&i| owner[i] == i && raw[i].is_none()).collect();
+    todo.sort_by(|&a, &b| costs[b].total_cmp(&costs[a]).then(a.cmp(&b)));
+    // Workers take the next run from the list as they finish one.
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let workers = rayon::current_num_threads().clamp(1, todo.len().max(1));
+    let results: Vec<(usize, Result<RunRecord, SimError>)> = (0..workers)
+        .into_par_iter()
+        .flat_map_iter(|_| {
+            let mut out = Vec::new();
+            while !failed.load(Ordering::Relaxed) {
+                let Some(&i) = todo.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+                let (dev, wl) = &inputs[&(specs[i].device.as_str(), specs[i].workload.as_str())];
+                let rec = simulate(&sim_key(&specs[i], dev, wl), &catalog, None);
+                failed.fetch_or(rec.is_err(), Ordering::Relaxed);
+                if rec.is_ok() {
+                    tell(i);
+                }
+                out.push((i, rec));
+            }
+            out
         })
-        .collect()
+        .collect();
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    for (i, rec) in results {
+        let rec = rec?;
+        if let Some(kept) = kept.as_mut() {
+            kept.insert(keys[i].clone(), rec.clone());
+        }
+        raw[i] = Some(rec);
+    }
+    drop(kept);
+    Ok(specs
+        .iter()
+        .zip(&owner)
+        .map(|(s, &o)| {
+            let mut rec = raw[o].clone().expect("every distinct run was made");
+            annotate(&mut rec, s);
+            rec
+        })
+        .collect())
+}
+
+/// Runs kept across calls of [`run_all`] while on, by [`sim_key`]: `floe experiment`
+/// turns it on so that experiments run together (`all --report` with the calibration)
+/// make each run once.
+static KEPT: std::sync::Mutex<Option<std::collections::HashMap<String, RunRecord>>> = std::sync::Mutex::new(None);
+
+/// Turns keeping runs across [`run_all`] calls on (empty) or off (what was kept is
+/// dropped).
+pub fn keep_runs(on: bool) {
+    *KEPT.lock().unwrap_or_else(|e| e.into_inner()) = on.then(std::collections::HashMap::new);
+}
+
+/// `s` as the simulator sees it, given its device and workload: every override that
+/// changes nothing in the run dropped (a value the device or workload already has, a
+/// launch cap beyond the sequence), and a SEAL-family policy whose parameters give its
+/// defaults named without them. Two specs with the same key make the same run; only the
+/// params their records carry ([`annotate`]) differ.
+fn sim_key(s: &RunSpec, dev: &Device, wl: &Workload) -> RunSpec {
+    let same = |a: Option<f64>, b: f64| a.is_some_and(|a| a.to_bits() == b.to_bits());
+    let mut k = s.clone();
+    if same(k.use_s, wl.use_s) {
+        k.use_s = None;
+    }
+    if k.rounds == Some(wl.rounds) {
+        k.rounds = None;
+    }
+    if k.launches.is_some_and(|n| n.max(1) >= wl.sequence.len()) {
+        k.launches = None;
+    }
+    if same(k.app_mem_mib, dev.memory.app_mem_mib) {
+        k.app_mem_mib = None;
+    }
+    if k.lmkd == Some(dev.memory.lmkd) {
+        k.lmkd = None;
+    }
+    // Only SEAL's family takes parameters, and it is nothing but its name and `Setup`.
+    if let Some((name, _)) = s.policy.split_once(':') {
+        if matches!(name, "llr" | "llr-hpl" | "seal") {
+            let setup = |p: &str| floe_policies::make_spec(p).ok().map(|p| (p.name(), p.setup()));
+            if setup(&s.policy).is_some_and(|x| Some(x) == setup(name)) {
+                k.policy = name.to_string();
+            }
+        }
+    }
+    k
+}
+
+/// Simulated seconds of a run of `k` (a [`sim_key`]) on `wl`, roughly: what its run
+/// costs, to start the longest first.
+fn simulated_s(k: &RunSpec, wl: &Workload) -> f64 {
+    let launches = k.launches.map_or(wl.sequence.len(), |n| n.max(1).min(wl.sequence.len()));
+    let rounds = k.rounds.unwrap_or(wl.rounds);
+    let fg = f64::from(rounds) * launches as f64 * (k.use_s.unwrap_or(wl.use_s) + wl.idle_s);
+    let bg = wl.background.as_ref().map_or(0.0, |b| k.bg_apps.unwrap_or(b.count) as f64 * b.use_s);
+    fg + bg
 }
 
 /// One run of `s` (names resolved in `catalog`), its params recording what the spec
 /// overrides. With `timeline`, the whole run is also sampled every `.0` of simulated
 /// time into `.1` ([`floe_sim::run_with_timeline`]), and the spec's slices are not kept.
 fn run_spec(
+    s: &RunSpec,
+    catalog: &Catalog,
+    timeline: Option<(floe_core::Nanos, &mut Vec<floe_core::Sample>)>,
+) -> Result<RunRecord, SimError> {
+    let mut rec = simulate(s, catalog, timeline)?;
+    annotate(&mut rec, s);
+    Ok(rec)
+}
+
+/// The run of `s` as [`run_spec`] makes it, without the params [`annotate`] adds.
+fn simulate(
     s: &RunSpec,
     catalog: &Catalog,
     timeline: Option<(floe_core::Nanos, &mut Vec<floe_core::Sample>)>,
@@ -200,6 +341,18 @@ fn run_spec(
             rec
         }
     };
+    if lmkd_override.is_some() {
+        rec.params.insert("lmkd_override".into(), Param::Bool(true));
+    }
+    Ok(rec)
+}
+
+/// Adds to `rec` the params recording what `s` overrides: those a run's own key may
+/// leave out ([`sim_key`]), and the policy's parameters as [`floe_sim::run`] records them.
+fn annotate(rec: &mut RunRecord, s: &RunSpec) {
+    if let Some((_, params)) = s.policy.split_once(':') {
+        rec.params.insert("policy_params".into(), Param::Text(params.into()));
+    }
     if let Some(u) = s.use_s {
         rec.params.insert("use_s".into(), Param::Float(u));
     }
@@ -212,13 +365,9 @@ fn run_spec(
     if let Some(m) = s.app_mem_mib {
         rec.params.insert("app_mem_mib".into(), Param::Float(m));
     }
-    if lmkd_override.is_some() {
-        rec.params.insert("lmkd_override".into(), Param::Bool(true));
-    }
     if let Some(pct) = s.cputester_pct {
         rec.params.insert("cputester_pct".into(), Param::Float(pct));
     }
-    Ok(rec)
 }
 
 /// Runs `spec` as [`run_all`] does and samples the whole run every `step_s` simulated
@@ -340,6 +489,50 @@ mod tests {
         assert_eq!(heard[0], (0, 3));
         heard.sort();
         assert_eq!(heard, [(0, 3), (1, 3), (2, 3), (3, 3)]);
+    }
+
+    /// Specs the simulator cannot tell apart (an override equal to the workload's or
+    /// the device's value, SEAL's parameters at their defaults) share one run, yet each
+    /// record is the one a run of its own spec makes, params included.
+    #[test]
+    fn specs_that_make_the_same_run_share_it_and_keep_their_own_params() {
+        let catalog = Catalog::embedded().unwrap();
+        let wl = Workload::load("selective-c", &catalog).unwrap();
+        let dev = Device::load("nexus5").unwrap();
+        let base = RunSpec { use_s: Some(1.0), rounds: Some(1), ..RunSpec::new("nexus5", "selective-c", "seal") };
+        let specs = [
+            base.clone(),
+            RunSpec { policy: "seal:k=3:mu=0.8".into(), ..base.clone() },
+            RunSpec { lmkd: Some(dev.memory.lmkd), launches: Some(wl.sequence.len() + 1), ..base.clone() },
+            RunSpec { app_mem_mib: Some(dev.memory.app_mem_mib), ..base.clone() },
+            RunSpec { policy: "seal:k=1".into(), ..base.clone() },
+        ];
+        let keys: Vec<RunSpec> = specs.iter().map(|s| sim_key(s, &dev, &wl)).collect();
+        assert!(keys[1..4].iter().all(|k| k == &keys[0]), "{keys:?}");
+        assert_ne!(keys[4], keys[0]);
+        let runs = run_all(&specs, &no_progress).unwrap();
+        for (s, r) in specs.iter().zip(&runs) {
+            assert_eq!(r, &run_spec(s, &catalog, None).unwrap(), "{s:?}");
+        }
+        assert_eq!(runs[1].params.get("policy_params"), Some(&Param::Text("k=3:mu=0.8".into())));
+    }
+
+    /// Kept runs are taken by later calls, unchanged; turning keeping off drops them.
+    #[test]
+    fn kept_runs_are_taken_again() {
+        let spec = RunSpec { seed: 77, use_s: Some(1.0), rounds: Some(1), ..RunSpec::new("nexus5", "selective-c", "android-lmk") };
+        keep_runs(true);
+        let first = run_all(std::slice::from_ref(&spec), &no_progress).unwrap();
+        let catalog = Catalog::embedded().unwrap();
+        let (dev, wl) = (Device::load(&spec.device).unwrap(), Workload::load(&spec.workload, &catalog).unwrap());
+        let key = format!("{:?}", sim_key(&spec, &dev, &wl));
+        assert!(KEPT.lock().unwrap().as_ref().is_some_and(|k| k.contains_key(&key)));
+        let heard = std::sync::Mutex::new(Vec::new());
+        let again = run_all(&[spec.clone(), spec], &|d, a| heard.lock().unwrap().push((d, a))).unwrap();
+        keep_runs(false);
+        assert_eq!(again, [first[0].clone(), first[0].clone()]);
+        assert_eq!(heard.into_inner().unwrap(), [(0, 2), (1, 2), (2, 2)]);
+        assert!(KEPT.lock().unwrap().is_none());
     }
 
     /// Side by side, the runs come back in the order of the policies, each the same

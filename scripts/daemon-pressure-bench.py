@@ -12,8 +12,11 @@ Per run: kill latency (from the aggressor crossing the point where the killer sh
 act, which it stamps itself, to the first app's death), who died first, kernel OOM
 kills in the group (memory.oom_control's oom_kill, else /proc/vmstat's), whether the
 foreground app died, and the rate the aggressor reached. Then each killer idle for
-IDLE_S seconds beside the apps: CPU time and resident memory (the daemon and its
-supervisor for floe).
+IDLE_S seconds beside the apps: CPU time (utime + stime in clock ticks, and the run
+time of all its threads in ns from schedstat, which ticks of 10 ms round away, with
+their context switches), resident and proportional memory (the daemon and its
+supervisor for floe). earlyoom idles with --dryrun: its floor is in the machine's
+memory, which other work moves, and idle it must kill nothing.
 
 nohang (0.2) refuses a floor above half of RAM, which the budget's point is on a
 machine with much more RAM than the budget: it runs from a copy of its script with
@@ -80,6 +83,24 @@ def ticks(pid):
         return int(f[11]) + int(f[12])
     except OSError:
         return 0
+
+
+def run_ns(pid):
+    """CPU time of all of a process's threads in ns (schedstat: what clock ticks of
+    10 ms round away), and their context switches (each a wake-up); threads that
+    exited are not counted."""
+    ns, switches = 0, 0
+    try:
+        for t in os.listdir(f"/proc/{pid}/task"):
+            try:
+                ns += int(open(f"/proc/{pid}/task/{t}/schedstat").read().split()[0])
+                st = open(f"/proc/{pid}/task/{t}/status").read()
+                switches += sum(int(l.split()[1]) for l in st.splitlines() if "ctxt_switches:" in l)
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return ns, switches
 
 
 def kib(path, key):
@@ -196,7 +217,7 @@ class Bench:
         os.makedirs(f"{V1}/{TAG}", exist_ok=True)
         open(f"{V1}/{TAG}/memory.limit_in_bytes", "w").write(str(self.a.budget << 20))
 
-    def start_killer(self, tool, killer_mib, discover_ms=100, room_mib=None):
+    def start_killer(self, tool, killer_mib, discover_ms=100, room_mib=None, dry=False):
         if tool == "floe":
             cfg = self.config(killer_mib, discover_ms)
             log = open(f"{self.a.logs}/floe-{time.time():.0f}.log", "w") if self.a.logs else subprocess.DEVNULL
@@ -224,7 +245,10 @@ class Bench:
             self.procs.append(d)
             time.sleep(1.5)
             return d
-        d = subprocess.Popen(["earlyoom", "-M", f"{floor_kib},{floor_kib}", *args, "-r", "0"], stdout=subprocess.DEVNULL)
+        # Idle (`dry`): earlyoom polls as it would, but kills nothing (its floor is in
+        # the machine's memory, which other work on the machine moves).
+        dry_args = ["--dryrun"] if dry else []
+        d = subprocess.Popen(["earlyoom", "-M", f"{floor_kib},{floor_kib}", *args, "-r", "0", *dry_args], stdout=subprocess.DEVNULL)
         self.procs.append(d)
         time.sleep(0.5)
         return d
@@ -338,7 +362,7 @@ class Bench:
 
     def idle(self, tool):
         # Idle: floe looks for new processes at its default pace (1 s).
-        d = self.start_killer(tool, 144, 1000)
+        d = self.start_killer(tool, 144, 1000, dry=True)
         go = f"/tmp/{TAG}.go"
         self.go(go)
         apps = [self.app(n, self.a.cached_mib // 4, go) for n in ["fg", "c1", "c2", "c3"]]
@@ -351,6 +375,7 @@ class Bench:
             pids += [int(p) for p in out]
         print(f"{tool:9} idle: pids {pids}", flush=True)
         t0 = sum(ticks(p) for p in pids)
+        n0 = [run_ns(p) for p in pids]
         peak, peak_pss = 0, 0
         end = time.monotonic() + self.a.idle_s
         while time.monotonic() < end:
@@ -358,9 +383,13 @@ class Bench:
             peak_pss = max(peak_pss, sum(pss_kib(p) for p in pids))
             time.sleep(0.5)
         cpu = (sum(ticks(p) for p in pids) - t0) / os.sysconf("SC_CLK_TCK")
+        n1 = [run_ns(p) for p in pids]
+        ns = sum(b[0] - a[0] for a, b in zip(n0, n1))
+        wakes = sum(b[1] - a[1] for a, b in zip(n0, n1))
         self.cleanup()
         time.sleep(0.5)
-        return {"cpu_pct": 100 * cpu / self.a.idle_s, "cpu_s": cpu, "rss_kib": peak, "pss_kib": peak_pss, "processes": len(pids)}
+        return {"cpu_pct": 100 * cpu / self.a.idle_s, "cpu_s": cpu, "run_ms": ns / 1e6, "wakes": wakes, "rss_kib": peak,
+                "pss_kib": peak_pss, "processes": len(pids)}
 
 
 def main():
@@ -411,7 +440,8 @@ def main():
             idle[tool] = b.idle(tool)
             i = idle[tool]
             print(
-                f"{tool:9} idle {a.idle_s} s: CPU {i['cpu_s']:.2f} s ({i['cpu_pct']:.3f} %), RSS {i['rss_kib'] / 1024:.1f} MiB, "
+                f"{tool:9} idle {a.idle_s} s: CPU {i['cpu_s']:.2f} s ({i['cpu_pct']:.3f} %; run time {i['run_ms']:.1f} ms, "
+                f"{i['wakes']} context switches), RSS {i['rss_kib'] / 1024:.1f} MiB, "
                 f"PSS {i['pss_kib'] / 1024:.1f} MiB ({i['processes']} process(es))",
                 flush=True,
             )

@@ -20,6 +20,20 @@ pub struct GroupMemory {
     pub inactive_file: u64,
 }
 
+impl GroupMemory {
+    /// From the texts of the charge file and memory.stat; v1 counts the whole subtree
+    /// under total_*, v2's memory.stat always does.
+    pub fn parse(usage: &str, stat: &str, v1: bool) -> GroupMemory {
+        let keys = if v1 {
+            ["total_active_anon", "total_inactive_anon", "total_active_file", "total_inactive_file"]
+        } else {
+            ["active_anon", "inactive_anon", "active_file", "inactive_file"]
+        };
+        let [active_anon, inactive_anon, active_file, inactive_file] = crate::procfs::flat_fields(stat, keys);
+        GroupMemory { usage: usage.trim().parse().unwrap_or(0), active_anon, inactive_anon, active_file, inactive_file }
+    }
+}
+
 /// Where each hierarchy floe can use is mounted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Hierarchies {
@@ -446,21 +460,18 @@ impl AppGroup {
     /// The group's memory use: what a budget counts (charged bytes), its LRU sizes, and
     /// among them the part the kernel can drop cheaply (inactive file).
     pub fn memory_usage(&self) -> Result<GroupMemory> {
-        // v1 counts the whole subtree under total_*; v2's memory.stat always does.
-        let (d, usage, pre) = match self.memory_controller() {
-            Some(MemoryController::V1(d)) => (d, "memory.usage_in_bytes", "total_"),
-            Some(MemoryController::V2(d)) => (d, "memory.current", ""),
-            None => return Err(Error::Unsupported("no memory controller: no per-group memory use".into())),
-        };
-        let (usage, st) = (read(d.join(usage))?, parse_flat(&read(d.join("memory.stat"))?));
-        let get = |k: &str| st.get(&format!("{pre}{k}")).copied().unwrap_or(0);
-        Ok(GroupMemory {
-            usage: usage.trim().parse().unwrap_or(0),
-            active_anon: get("active_anon"),
-            inactive_anon: get("inactive_anon"),
-            active_file: get("active_file"),
-            inactive_file: get("inactive_file"),
-        })
+        let (usage, stat, v1) = self.memory_usage_files()?;
+        Ok(GroupMemory::parse(&read(usage)?, &read(stat)?, v1))
+    }
+
+    /// The files [`AppGroup::memory_usage`] reads: the charge (v1 memory.usage_in_bytes,
+    /// v2 memory.current), memory.stat, and whether they are v1's.
+    pub fn memory_usage_files(&self) -> Result<(PathBuf, PathBuf, bool)> {
+        match self.memory_controller() {
+            Some(MemoryController::V1(d)) => Ok((d.join("memory.usage_in_bytes"), d.join("memory.stat"), true)),
+            Some(MemoryController::V2(d)) => Ok((d.join("memory.current"), d.join("memory.stat"), false)),
+            None => Err(Error::Unsupported("no memory controller: no per-group memory use".into())),
+        }
     }
 
     /// CPU time the group's processes used, in microseconds (cgroup v2's cpu.stat,
@@ -574,6 +585,12 @@ mod tests {
         let mem = g.memory.clone().unwrap();
         std::fs::write(mem.join("memory.stat"), "cache 1\nworkingset_refault_anon 7\nworkingset_refault_file 11\n").unwrap();
         assert_eq!(g.refaults().unwrap(), (7, 11));
+        // v1 counts the subtree under total_*.
+        std::fs::write(mem.join("memory.usage_in_bytes"), "8192\n").unwrap();
+        std::fs::write(mem.join("memory.stat"), "inactive_file 1\ntotal_active_anon 4096\ntotal_inactive_file 2048\n").unwrap();
+        let m = g.memory_usage().unwrap();
+        assert_eq!((m.usage, m.active_anon, m.inactive_file, m.active_file), (8192, 4096, 2048, 0));
+        assert_eq!(GroupMemory::parse("5\n", "active_anon 3\ntotal_active_anon 9\n", false).active_anon, 3, "v2 has no total_");
         g.set_swappiness(0).unwrap();
         assert_eq!(std::fs::read_to_string(mem.join("memory.swappiness")).unwrap(), "0");
         assert_eq!(g.pressure_path(), Some(v2.join("memory.pressure")));

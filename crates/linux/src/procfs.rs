@@ -31,6 +31,33 @@ pub fn parse_kb_table(path: &str, text: &str) -> Result<BTreeMap<String, u64>> {
     Ok(out)
 }
 
+/// The values of `keys` in `Key: value [kB]` lines (/proc/meminfo, /proc/PID/status),
+/// in bytes where the unit is kB; 0 for a key not there.
+pub fn kb_fields<const N: usize>(text: &str, keys: [&str; N]) -> [u64; N] {
+    let mut out = [0; N];
+    for line in text.lines() {
+        let Some((k, v)) = line.split_once(':') else { continue };
+        let Some(i) = keys.iter().position(|&w| w == k) else { continue };
+        let mut it = v.split_whitespace();
+        let n = it.next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+        out[i] = if it.next() == Some("kB") { n * 1024 } else { n };
+    }
+    out
+}
+
+/// The values of `keys` in `key value` lines (memory.stat, /proc/vmstat); 0 for a key
+/// not there.
+pub fn flat_fields<const N: usize>(text: &str, keys: [&str; N]) -> [u64; N] {
+    let mut out = [0; N];
+    for line in text.lines() {
+        let Some((k, v)) = line.split_once(' ') else { continue };
+        if let Some(i) = keys.iter().position(|&w| w == k) {
+            out[i] = v.trim().parse().unwrap_or(0);
+        }
+    }
+    out
+}
+
 /// One line of a PSI file.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PsiLine {

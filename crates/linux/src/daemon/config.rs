@@ -472,6 +472,7 @@ impl Config {
 mod tests {
     use super::super::*;
     use super::*;
+    use crate::procfs::parse_flat;
 
     /// Every number of the sample config made absurd in turn is accepted or refused at
     /// its own line, never a panic; the sample itself parses.

@@ -5,10 +5,10 @@
 //! `floe ctl` talks to it over a Unix socket. A supervisor process thaws every group
 //! under the root when the daemon dies, however it dies.
 
-use crate::cgroup::{AppGroup, Hierarchies};
+use crate::cgroup::{AppGroup, GroupMemory, Hierarchies};
 use crate::prepage::AnonPrepager;
 use crate::prepage_file::FilePrepager;
-use crate::procfs::{parse_cpu_line, parse_flat, parse_swaps};
+use crate::procfs::{parse_cpu_line, parse_swaps};
 use crate::state::prepage_key;
 use crate::state::Store;
 use crate::sys::{set_nice, PsiTrigger, MADV_COLD};
@@ -28,11 +28,13 @@ use std::time::{Duration, Instant};
 
 mod config;
 mod control;
+mod kfile;
 mod observe;
 mod pageout;
 mod procs;
 pub use config::*;
 pub use control::*;
+use kfile::*;
 pub use observe::*;
 use pageout::*;
 pub use procs::*;
@@ -82,12 +84,31 @@ struct App {
     dry_pids: Option<Vec<i32>>,
     /// The oom_score_adj last written to each of the app's processes.
     adj_set: BTreeMap<i32, i32>,
+    /// What each sample reads, kept open ([`KFile`]): the group's cgroup.procs (none
+    /// for a nested group, whose subgroups are listed anew), its memory.stat, and each
+    /// process's status (up to [`KEPT_STATUS`] in all the apps).
+    procs_file: Option<KFile>,
+    stat_file: Option<KFile>,
+    status: BTreeMap<i32, KFile>,
 }
+
+/// An idle daemon whose apps the kernel's events cover reads them at every this many
+/// idle samples ([`Daemon::apps_quiet`]), and memory at each.
+const IDLE_APP_SAMPLES: u32 = 5;
+
+/// At most this many processes' /proc/PID/status are kept open, over all apps (a
+/// process beyond is read through its path at each sample).
+const KEPT_STATUS: usize = 256;
 
 impl App {
     /// An app not seen running yet: swappable, killable, nothing measured.
     fn new(rule: AppRule, group: AppGroup, adopted: bool) -> App {
+        let procs_file = group.v2.as_ref().or(group.freezer.as_ref()).filter(|_| !group.nested).map(|d| KFile::new(d.join("cgroup.procs")));
+        let stat_file = group.memory_controller().map(|c| KFile::new(c.dir().join("memory.stat")));
         App {
+            procs_file,
+            stat_file,
+            status: BTreeMap::new(),
             rule,
             adopted,
             group,
@@ -116,6 +137,47 @@ impl App {
         match &self.dry_pids {
             Some(p) => p.iter().copied().filter(|pid| Path::new(&format!("/proc/{pid}")).exists()).collect(),
             None => self.group.pids().unwrap_or_default(),
+        }
+    }
+
+    /// [`App::pids`] for a sample: through the group's cgroup.procs kept open.
+    fn sample_pids(&mut self) -> Vec<i32> {
+        match (&self.dry_pids, &mut self.procs_file) {
+            (None, Some(f)) => f.read().map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect()).unwrap_or_default(),
+            _ => self.pids(),
+        }
+    }
+
+    /// Resident (all, and anonymous) and swapped bytes of the app's processes `pids`,
+    /// from their status files, kept open while `room` (shared by all apps) lasts; a
+    /// process gone meanwhile counts nothing.
+    fn sample_memory(&mut self, pids: &[i32], room: &mut usize) -> (u64, u64, u64) {
+        let before = self.status.len();
+        self.status.retain(|p, _| pids.contains(p));
+        *room += before - self.status.len();
+        let (mut rss, mut anon, mut swap) = (0, 0, 0);
+        for &pid in pids {
+            let m = match self.status.get_mut(&pid) {
+                Some(f) => f.read().map(status_memory),
+                None if *room > 0 => {
+                    *room -= 1;
+                    self.status.entry(pid).or_insert_with(|| KFile::new(format!("/proc/{pid}/status"))).read().map(status_memory)
+                }
+                None => read(format!("/proc/{pid}/status")).map(|t| status_memory(&t)),
+            };
+            if let Ok((r, a, s)) = m {
+                (rss, anon, swap) = (rss + r, anon + a, swap + s);
+            }
+        }
+        (rss, anon, swap)
+    }
+
+    /// The group's refault counters (anonymous, file), through its memory.stat kept
+    /// open.
+    fn sample_refaults(&mut self) -> Result<(u64, u64)> {
+        match &mut self.stat_file {
+            Some(f) => f.read().map(refaults_in),
+            None => self.group.refaults(),
         }
     }
 }
@@ -263,6 +325,17 @@ pub struct Daemon {
     emergency: Pages,
     scanner: ProcScanner,
     timeline: Option<Timeline>,
+    /// The files each sample reads, kept open ([`KFile`]): /proc/meminfo and zram's,
+    /// the budget's charge and memory.stat (and whether v1's), /proc/stat, /proc/vmstat.
+    mem_files: MemFiles,
+    root_files: Option<(KFile, KFile, bool)>,
+    proc_stat: KFile,
+    vmstat: KFile,
+    /// When the apps were last read ([`Daemon::read_apps`]).
+    apps_read: Instant,
+    /// What the state database holds, by key, as this daemon last saved or loaded it:
+    /// a save of the same text is skipped.
+    saved: BTreeMap<String, String>,
 }
 
 /// What a budget wake-up ([`Daemon::budget_wakes`]) listens for.
@@ -512,6 +585,7 @@ impl Daemon {
             None => None,
         };
         let supervisor = supervisor_child.as_ref().map_or(0, |c| c.id() as i32);
+        let cfg_budget_watched = cfg.memory_limit_mib.is_some();
         let mut d = Daemon {
             cfg,
             hier,
@@ -554,7 +628,16 @@ impl Daemon {
             stop_wake: None,
             last_thaw: Instant::now(),
             emergency,
+            mem_files: MemFiles::new(),
+            root_files: None,
+            proc_stat: KFile::new("/proc/stat"),
+            vmstat: KFile::new("/proc/vmstat"),
+            saved: BTreeMap::new(),
+            apps_read: Instant::now(),
         };
+        if cfg_budget_watched {
+            d.root_files = d.root.memory_usage_files().ok().map(|(u, st, v1)| (KFile::new(u), KFile::new(st), v1));
+        }
         for w in std::mem::take(&mut d.cfg.warnings) {
             d.log(&format!("config: warning: {w}"));
         }
@@ -566,7 +649,7 @@ impl Daemon {
         }
         // The previous run's foreground and recency come back before the first sample,
         // so nothing the policy does at start touches the app the user was in.
-        let session = d.store.load(SESSION_KEY)?;
+        let session = d.load_saved(SESSION_KEY)?;
         let frozen = session.as_deref().map(|s| d.restore_session(s)).unwrap_or_default();
         d.sample(true);
         d.pending.clear();
@@ -576,7 +659,7 @@ impl Daemon {
             t.apps_us = d.apps_cpu_us();
             d.timeline = Some(t);
         }
-        if let Some(saved) = d.store.load(&d.cfg.policy)? {
+        if let Some(saved) = d.load_saved(&d.cfg.policy.clone())? {
             let mut p = d.policy.take().expect("policy present");
             let r = p.import_state(&saved, &d);
             d.policy = Some(p);
@@ -586,7 +669,7 @@ impl Daemon {
                 Err(e) => d.log(&format!("state: ignoring saved {} state in {}: {e}", d.cfg.policy, d.store.path().display())),
             }
         }
-        if let Some(saved) = d.store.load(&prepage_key(&d.cfg.policy))? {
+        if let Some(saved) = d.load_saved(&prepage_key(&d.cfg.policy))? {
             if let Some(p) = d.prepager.as_mut() {
                 if let Err(e) = p.import(&saved) {
                     d.log(&format!("state: ignoring saved prepaging tables: {e}"));
@@ -668,13 +751,33 @@ impl Daemon {
         }
     }
 
+    /// Saves `text` under `key`, unless it is what the database already holds as this
+    /// daemon last saved or loaded it: an idle daemon writes nothing.
+    fn save_changed(&mut self, key: &str, text: String) -> Result<()> {
+        if self.saved.get(key) == Some(&text) {
+            return Ok(());
+        }
+        self.store.save(key, &text)?;
+        self.saved.insert(key.to_string(), text);
+        Ok(())
+    }
+
+    /// Loads what the database holds under `key`, remembered as saved.
+    fn load_saved(&mut self, key: &str) -> Result<Option<String>> {
+        let text = self.store.load(key)?;
+        if let Some(t) = &text {
+            self.saved.insert(key.to_string(), t.clone());
+        }
+        Ok(text)
+    }
+
     /// Saves the session at once (the foreground changed).
     fn save_session(&mut self) {
         if self.cfg.dry_run {
             return;
         }
         let text = serde_json::to_string(&self.session()).expect("a session serializes");
-        if let Err(e) = self.store.save(SESSION_KEY, &text) {
+        if let Err(e) = self.save_changed(SESSION_KEY, text) {
             self.log(&format!("state: cannot save the session: {e}"));
         }
     }
@@ -735,12 +838,12 @@ impl Daemon {
             self.prepager.as_ref().map(AnonPrepager::export).into_iter().chain(self.file_prepager.as_ref().map(FilePrepager::export));
         let all: serde_json::Map<String, serde_json::Value> = parts.filter_map(|v| v.as_object().cloned()).flatten().collect();
         if !all.is_empty() {
-            if let Err(e) = self.store.save(&prepage_key(&self.cfg.policy), &serde_json::Value::Object(all).to_string()) {
+            if let Err(e) = self.save_changed(&prepage_key(&self.cfg.policy), serde_json::Value::Object(all).to_string()) {
                 self.log(&format!("state: cannot save: {e}"));
             }
         }
         let Some(state) = self.policy.as_ref().and_then(|p| p.export_state(self)) else { return };
-        if let Err(e) = self.store.save(&self.cfg.policy, &state) {
+        if let Err(e) = self.save_changed(&self.cfg.policy.clone(), state) {
             self.log(&format!("state: cannot save: {e}"));
         }
     }
@@ -797,6 +900,7 @@ impl Daemon {
     /// what low pressure saw. `event`: an event, not a poll (logged).
     fn lmkd_event(&mut self, level: PsiLevel, event: bool) {
         self.refresh_meminfo();
+        self.fresh_apps();
         let free = self.meminfo.free;
         let Some(minfree_levels) = self.psi_lmkd.as_ref().map(|l| l.minfree_levels) else { return };
         // An event that may kill: sample fast for a while, as after any pressure.
@@ -862,19 +966,89 @@ impl Daemon {
     /// Finds new processes for the apps, notices apps that died, reads refault
     /// counters and CPU use; turns what changed into events.
     fn sample(&mut self, discover: bool) {
+        self.sample_as(discover, true);
+    }
+
+    /// [`Daemon::sample`]; without `all`, the apps are read only when
+    /// [`Daemon::apps_quiet`] does not hold or a process new to them started.
+    fn sample_as(&mut self, discover: bool, all: bool) {
         if discover {
             self.discover_layout();
         }
-        let procs = if discover && self.cfg.adopt_layout.is_none() { self.scanner.scan() } else { Vec::new() };
+        let procs = if discover && self.cfg.adopt_layout.is_none() {
+            let apps = &self.apps;
+            self.scanner.scan_where(&|exe, cmdline| apps.iter().any(|a| a.rule.may_match(exe, cmdline)))
+        } else {
+            Vec::new()
+        };
+        // Free memory first: whether the apps must be read depends on it.
+        self.refresh_memory(false);
+        let started = procs.iter().any(|p| self.apps.iter().any(|a| a.rule.matches(p)));
+        let full = all || started || !self.apps_quiet();
+        if full {
+            self.mem_files.read_zram(&mut self.meminfo);
+            self.read_apps(&procs, discover);
+        }
+        self.c.samples += 1;
+        self.frozen_first_pageout();
+        self.background_pageout();
+        self.continue_advice();
+        self.sample_system(full);
+    }
+
+    /// Whether an idle sample may leave the apps as the last one read them: the daemon
+    /// is idle (no pressure or launch lately, no thaw), free memory is above every level
+    /// of the killer and its emergency margin, nothing is being paged out or in, no app
+    /// is frozen, the policy hears no ticks or refaults (which it would act on), the
+    /// apps are not an adopted layout's (whose new processes only their groups show),
+    /// no timeline is written (its rows count the apps alive), and the apps were read
+    /// within the last [`IDLE_APP_SAMPLES`] idle samples. A process that starts for an
+    /// app, a kill and a `floe ctl` request read them anew (a kill's victim is chosen
+    /// on the apps as they are).
+    fn apps_quiet(&self) -> bool {
+        let now = Instant::now();
+        let free = self.meminfo.free;
+        now >= self.busy_until
+            && self.last_thaw.elapsed() >= BUSY_AFTER_PRESSURE
+            && now + COALESCE < self.apps_read + Duration::from_millis(self.cfg.idle_sample_ms) * IDLE_APP_SAMPLES
+            && self.setup.tick.is_none()
+            && !self.setup.events.refaults
+            && self.cfg.adopt_layout.is_none()
+            && self.timeline.is_none()
+            && free >= self.emergency
+            && lmk_level(&self.lmk_levels, free).is_none()
+            && !self.below_pageout_mark
+            && self.pageout_owed == 0
+            && self.frozen_pageout_of.is_none()
+            && self.advice.is_empty()
+            && self.psi_lmkd.as_ref().is_none_or(|l| l.poll.is_none())
+            && self.apps.iter().all(|a| a.state != AppState::Frozen)
+    }
+
+    /// Reads the apps again unless a sample did within the last `sample_ms` (before a
+    /// kill's victim is chosen, or a request is answered, on what they are now).
+    fn fresh_apps(&mut self) {
+        if self.apps_read.elapsed() >= Duration::from_millis(self.cfg.sample_ms) {
+            self.read_apps(&[], false);
+        }
+    }
+
+    /// Each app's processes (adopting those of `procs` its rule matches), its memory
+    /// and refaults; whether it started or died; the oom_score_adj of its processes.
+    /// `discover`: a discovery's sample (adopted groups' v1 memory, the foreground's
+    /// boost).
+    fn read_apps(&mut self, procs: &[ProcInfo], discover: bool) {
+        self.apps_read = Instant::now();
         let me = std::process::id() as i32;
         // Each app's processes, read once a sample.
         let mut all_pids = Vec::with_capacity(self.apps.len());
+        let mut status_room = KEPT_STATUS.saturating_sub(self.apps.iter().map(|a| a.status.len()).sum());
         for i in 0..self.apps.len() {
             if discover && self.apps[i].adopted {
                 let _ = self.apps[i].group.sync_memory();
             }
             let matching: Vec<&ProcInfo> = procs.iter().filter(|p| self.apps[i].rule.matches(p)).collect();
-            let in_group: Vec<i32> = if matching.is_empty() { Vec::new() } else { self.apps[i].pids() };
+            let in_group: Vec<i32> = if matching.is_empty() { Vec::new() } else { self.apps[i].sample_pids() };
             let new: Vec<&ProcInfo> = matching.into_iter().filter(|p| !in_group.contains(&p.pid)).collect();
             for p in new {
                 if guard(p.pid, &p.comm, &self.cfg.protected, me, self.supervisor).is_err() {
@@ -892,7 +1066,7 @@ impl Daemon {
                     self.log(&format!("app {}: {how} pid {} ({})", self.apps[i].rule.name, p.pid, p.comm));
                 }
             }
-            let pids = self.apps[i].pids();
+            let pids = self.apps[i].sample_pids();
             if let Some(d) = self.apps[i].dry_pids.as_mut() {
                 d.retain(|p| pids.contains(p));
             }
@@ -900,7 +1074,7 @@ impl Daemon {
                 self.fg_boost_pids(AppId(i as u16), true, pids.clone());
             }
             let alive = !pids.is_empty();
-            (self.apps[i].rss, self.apps[i].rss_anon, self.apps[i].swap) = memory_of(&pids);
+            (self.apps[i].rss, self.apps[i].rss_anon, self.apps[i].swap) = self.apps[i].sample_memory(&pids, &mut status_room);
             all_pids.push(pids);
             self.apps[i].marker = self.apps[i].rule.state_marker.as_ref().is_some_and(|m| m.exists());
             let id = AppId(i as u16);
@@ -916,7 +1090,7 @@ impl Daemon {
                 }
                 _ => {}
             }
-            if let Ok(now) = self.apps[i].group.refaults() {
+            if let Ok(now) = self.apps[i].sample_refaults() {
                 let (da, df) = refaults_since(self.apps[i].refaults, now);
                 let fg = self.fg == Some(id);
                 for (kind, d) in [(PageKind::Anon, da), (PageKind::File, df)] {
@@ -937,16 +1111,16 @@ impl Daemon {
             }
         }
         self.set_oom_adj(all_pids);
-        self.c.samples += 1;
-        self.refresh_meminfo();
-        self.frozen_first_pageout();
-        self.background_pageout();
-        self.continue_advice();
+    }
+
+    /// The machine's side of a sample: kswapd's work (for policies that hear pressure),
+    /// CPU use (not at a sample that left the apps: the next one measures it over both).
+    fn sample_system(&mut self, full: bool) {
         if self.setup.events.pressure {
             // kswapd scanned and freed nothing since the last sample while free memory
             // is below the low watermark: a failed pass (machine-wide; under a memory
             // budget the budget's own reclaim is not kswapd's and is not reported).
-            let now = read("/proc/vmstat").map(|t| kswapd_scan_steal(&parse_flat(&t))).unwrap_or(self.kswapd_vm);
+            let now = self.vmstat.read().map(kswapd_scan_steal_in).unwrap_or(self.kswapd_vm);
             let failed = kswapd_failed(self.kswapd_vm, now) && self.meminfo.free < self.meminfo.wmark_low;
             if failed {
                 self.pending.push(Event::ReclaimFailed { free: self.meminfo.free });
@@ -962,7 +1136,10 @@ impl Daemon {
             }
             self.kswapd_vm = now;
         }
-        if let Ok((busy, total)) = read("/proc/stat").and_then(|t| parse_cpu_line("/proc/stat", &t)) {
+        if !full {
+            return;
+        }
+        if let Ok((busy, total)) = self.proc_stat.read().and_then(|t| parse_cpu_line("/proc/stat", t)) {
             let (b0, t0) = self.cpu_sample;
             if total > t0 {
                 self.util = (busy - b0.min(busy)) as f64 / (total - t0) as f64;
@@ -1008,6 +1185,9 @@ impl Daemon {
         if self.meminfo.free >= self.emergency {
             return false;
         }
+        // Woken by the budget's event after an idle spell: the victim is chosen on the
+        // apps as they are now.
+        self.fresh_apps();
         let free = self.meminfo.free;
         let Some(v) = stock_victim(&self.app_infos(), self.fg, i32::MIN) else { return false };
         self.log(&format!(
@@ -1041,14 +1221,24 @@ impl Daemon {
 
     /// Reads memory: the machine's, or what is left of the budget.
     fn refresh_meminfo(&mut self) {
-        self.meminfo = read_meminfo(self.min_free_kb);
+        self.refresh_memory(true);
+    }
+
+    /// [`Daemon::refresh_meminfo`]; without `zram`, zram's figures (for policies and
+    /// the timeline, not free memory) stay as last read.
+    fn refresh_memory(&mut self, zram: bool) {
+        self.meminfo = self.mem_files.read(self.min_free_kb, zram);
         if let Some(mib) = self.cfg.memory_limit_mib {
             // The budget is the group's charge. What an adopted app allocated before it
             // was adopted stays charged where it was on kernels that do not move
             // charges (Linux 6.x); the daemon says so at start. Adding the apps' RSS
             // instead would count twice what they allocate after, and make free memory
             // follow every page-out at once, ahead of the kernel's own accounting.
-            if let Ok(g) = self.root.memory_usage() {
+            let g = self.root_files.as_mut().and_then(|(usage, stat, v1)| {
+                let usage = usage.read().ok()?.trim().parse().ok()?;
+                Some(GroupMemory { usage, ..GroupMemory::parse("", stat.read().ok()?, *v1) })
+            });
+            if let Some(g) = g {
                 // What swap can still take of the apps' anonymous memory counts as
                 // free where the kernel's reclaim alone moves it there: not when the
                 // policy keeps apps out of swap, nor when it pages apps out itself
@@ -1526,6 +1716,10 @@ impl Daemon {
     fn handle_request(&mut self, req: CtlRequest) {
         let CtlRequest { line, uid, reply } = req;
         let request = Request::parse(&line);
+        if !matches!(request, Ok(Request::Metrics | Request::Apps)) {
+            // Answered, and acted on, with the apps as they are now.
+            self.fresh_apps();
+        }
         let target = match &request {
             Ok(Request::Fg(app) | Request::LaunchDone(app, _) | Request::Reclaim(app, _) | Request::Prepage(app, _)) => Some(*app),
             _ => None,
@@ -1656,38 +1850,42 @@ impl Daemon {
         let tick = self.setup.tick;
         let (mut next_sample, mut last_tick, mut next_discover) = (Instant::now(), Instant::now(), Instant::now());
         self.log(&format!("floe daemon: policy {}, {} apps, socket {}", self.cfg.policy, self.apps.len(), self.cfg.socket.display()));
+        // What wakes the loop, the same set from here to the end: the machine's PSI
+        // trigger, the control plane, a stop, the budget's events, the root group's PSI
+        // trigger, lmkd's triggers.
+        let wake_fd = self.ctl.as_ref().map_or(-1, |c| c.wake.as_raw_fd());
+        let stop_fd = self.stop_wake.as_ref().map_or(-1, |f| f.as_raw_fd());
+        let mut fds = vec![
+            libc::pollfd { fd: psi.raw_fd(), events: libc::POLLPRI, revents: 0 },
+            libc::pollfd { fd: wake_fd, events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: stop_fd, events: libc::POLLIN, revents: 0 },
+        ];
+        let budget_at = fds.len();
+        for (fd, ev, _) in &self.budget_wakes {
+            fds.push(libc::pollfd { fd: fd.as_raw_fd(), events: *ev, revents: 0 });
+        }
+        if let Some(t) = &self.root_psi {
+            fds.push(libc::pollfd { fd: t.raw_fd(), events: libc::POLLPRI, revents: 0 });
+        }
+        let lmkd_at = fds.len();
+        if let Some(l) = &self.psi_lmkd {
+            for t in [&l.low, &l.medium] {
+                fds.push(libc::pollfd { fd: t.raw_fd(), events: libc::POLLPRI, revents: 0 });
+            }
+        }
+        // Registered once (poll would hand the kernel every descriptor at every wake-up).
+        let waits = Waits::new(&fds);
         while !stop.load(Ordering::SeqCst) {
             let now = Instant::now();
             let next_tick = tick.map(|t| last_tick + self.tick_every(Duration::from_nanos(t.0), idle_sample));
             let wake = next_tick.map_or(next_sample, |t| next_sample.min(t)).min(next_discover);
             let wake = self.timeline.as_ref().map_or(wake, |t| wake.min(t.next));
             let mut timeout = wake.saturating_duration_since(now).min(STOP_CHECK);
-            let wake_fd = self.ctl.as_ref().map_or(-1, |c| c.wake.as_raw_fd());
-            let stop_fd = self.stop_wake.as_ref().map_or(-1, |f| f.as_raw_fd());
-            let mut fds = vec![
-                libc::pollfd { fd: psi.raw_fd(), events: libc::POLLPRI, revents: 0 },
-                libc::pollfd { fd: wake_fd, events: libc::POLLIN, revents: 0 },
-                libc::pollfd { fd: stop_fd, events: libc::POLLIN, revents: 0 },
-            ];
-            let budget_at = fds.len();
-            for (fd, ev, _) in &self.budget_wakes {
-                fds.push(libc::pollfd { fd: fd.as_raw_fd(), events: *ev, revents: 0 });
+            if self.psi_lmkd.as_ref().is_some_and(|l| l.poll.is_some()) {
+                timeout = timeout.min(Duration::from_nanos(lmkd::POLL.0));
             }
-            if let Some(t) = &self.root_psi {
-                fds.push(libc::pollfd { fd: t.raw_fd(), events: libc::POLLPRI, revents: 0 });
-            }
-            let lmkd_at = fds.len();
-            if let Some(l) = &self.psi_lmkd {
-                for t in [&l.low, &l.medium] {
-                    fds.push(libc::pollfd { fd: t.raw_fd(), events: libc::POLLPRI, revents: 0 });
-                }
-                if l.poll.is_some() {
-                    timeout = timeout.min(Duration::from_nanos(lmkd::POLL.0));
-                }
-            }
-            // SAFETY: valid pollfds for the duration of the call.
             // Rounded up: a timeout rounded down to 0 ms would spin until the deadline.
-            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout.as_micros().div_ceil(1000) as i32) };
+            waits.wait(&mut fds, timeout.as_micros().div_ceil(1000) as i32);
             if self.psi_lmkd.is_some() {
                 self.lmkd_poll(&fds[lmkd_at..]);
             }
@@ -1758,7 +1956,7 @@ impl Daemon {
                     next_discover = now + discover;
                     self.watch_supervisor();
                 }
-                self.sample(d);
+                self.sample_as(d, false);
                 let switching = |t: Option<(&str, Instant)>| t.is_some_and(|(_, t)| t.elapsed() > SWITCH_WINDOW);
                 if switching(self.prepager.as_ref().and_then(|p| p.in_progress()))
                     || switching(self.file_prepager.as_ref().and_then(|p| p.in_progress()))
@@ -1800,6 +1998,56 @@ impl Daemon {
             self.log(&format!("kept {} group(s) that still hold processes: {}", left.len(), left.join(", ")));
         }
         Ok(())
+    }
+}
+
+/// The loop's wake-ups as one epoll set, registered once: a wait costs the descriptors
+/// that are ready, not all of them. Where epoll cannot be had, `poll`.
+struct Waits(Option<OwnedFd>);
+
+impl Waits {
+    /// Registers each pollfd's descriptor (negative ones are none) for its events,
+    /// identified by its index.
+    fn new(fds: &[libc::pollfd]) -> Waits {
+        use std::os::fd::FromRawFd;
+        // SAFETY: epoll_create1 has no memory preconditions; the fd is owned at once.
+        let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if ep < 0 {
+            return Waits(None);
+        }
+        // SAFETY: a fresh fd nothing else owns.
+        let ep = unsafe { OwnedFd::from_raw_fd(ep) };
+        for (i, p) in fds.iter().enumerate().filter(|(_, p)| p.fd >= 0) {
+            // poll's POLLIN and POLLPRI are epoll's EPOLLIN and EPOLLPRI; level-triggered,
+            // as poll is.
+            let mut ev = libc::epoll_event { events: p.events as u16 as u32, u64: i as u64 };
+            // SAFETY: a valid epoll fd, a descriptor open for the loop's life, a valid event.
+            if unsafe { libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_ADD, p.fd, &mut ev) } != 0 {
+                return Waits(None);
+            }
+        }
+        Waits(Some(ep))
+    }
+
+    /// Waits up to `timeout_ms` and sets each pollfd's revents as poll would.
+    fn wait(&self, fds: &mut [libc::pollfd], timeout_ms: i32) {
+        for f in fds.iter_mut() {
+            f.revents = 0;
+        }
+        let Some(ep) = &self.0 else {
+            // SAFETY: valid pollfds for the duration of the call.
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+            return;
+        };
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 16];
+        // SAFETY: a valid epoll fd and a buffer of evs.len() events.
+        let n = unsafe { libc::epoll_wait(ep.as_raw_fd(), evs.as_mut_ptr(), evs.len() as i32, timeout_ms) };
+        for e in evs.iter().take(n.max(0) as usize) {
+            let (i, events) = (e.u64 as usize, e.events);
+            if let Some(f) = fds.get_mut(i) {
+                f.revents = events as u16 as libc::c_short;
+            }
+        }
     }
 }
 

@@ -1,8 +1,9 @@
 //! What the daemon reads of the kernel for policies and its timeline: memory (the
 //! machine's or a budget's), swap devices, refault deltas, kswapd's work, the stock
 //! killer's choice.
+use super::kfile::{kb_fields, KFile};
 use crate::cgroup::GroupMemory;
-use crate::procfs::{parse_flat, parse_kb_table};
+use crate::procfs::parse_flat;
 use crate::read;
 use floe_core::{AppId, AppInfo, AppState, MemInfo, Nanos, Pages, SwapSetup};
 use std::collections::BTreeMap;
@@ -112,48 +113,97 @@ pub(super) fn memory_of(pids: &[i32]) -> (u64, u64, u64) {
     let (mut rss, mut rss_anon, mut swap) = (0, 0, 0);
     for pid in pids {
         if let Ok(t) = read(format!("/proc/{pid}/status")) {
-            let m = parse_kb_table("status", &t).unwrap_or_default();
-            rss += m.get("VmRSS").copied().unwrap_or(0);
-            rss_anon += m.get("RssAnon").copied().unwrap_or(0);
-            swap += m.get("VmSwap").copied().unwrap_or(0);
+            let (r, a, s) = status_memory(&t);
+            (rss, rss_anon, swap) = (rss + r, rss_anon + a, swap + s);
         }
     }
     (rss, rss_anon, swap)
 }
 
-/// zram0's (original data, memory used, disk size) in bytes, from mm_stat and
-/// disksize; zeros without zram.
-fn zram_stats() -> (u64, u64, u64) {
-    let mm = read("/sys/block/zram0/mm_stat").unwrap_or_default();
-    let f: Vec<u64> = mm.split_whitespace().filter_map(|v| v.parse().ok()).collect();
-    let size = read("/sys/block/zram0/disksize").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
-    (f.first().copied().unwrap_or(0), f.get(2).copied().unwrap_or(0), size)
+/// Resident (all, and anonymous) and swapped bytes in a /proc/PID/status.
+pub(super) fn status_memory(status: &str) -> (u64, u64, u64) {
+    let [rss, anon, swap] = kb_fields(status, ["VmRSS", "RssAnon", "VmSwap"]);
+    (rss, anon, swap)
 }
 
-/// System memory as a policy sees it: available memory as free, watermarks from
+/// The files [`meminfo_in`] reads, kept open.
+pub(super) struct MemFiles {
+    meminfo: KFile,
+    zram_mm: KFile,
+    zram_size: KFile,
+    /// zram0's (original data, memory used) and disk size at the last read of them.
+    zram: ((u64, u64), u64),
+}
+
+impl MemFiles {
+    pub(super) fn new() -> MemFiles {
+        MemFiles {
+            meminfo: KFile::new("/proc/meminfo"),
+            zram_mm: KFile::new("/sys/block/zram0/mm_stat"),
+            zram_size: KFile::new("/sys/block/zram0/disksize"),
+            zram: ((0, 0), 0),
+        }
+    }
+
+    /// System memory now ([`meminfo_in`]); zeros for what cannot be read (no zram).
+    /// Without `zram`, zram's figures are those of the last read that had them.
+    pub(super) fn read(&mut self, min_kb: u64, zram: bool) -> MemInfo {
+        if zram {
+            self.read_zram(&mut MemInfo::default());
+        }
+        meminfo_in(self.meminfo.read().unwrap_or_default(), self.zram.0, self.zram.1, min_kb)
+    }
+
+    /// Reads zram's figures again into `m`.
+    pub(super) fn read_zram(&mut self, m: &mut MemInfo) {
+        let mm = zram_mm_stat(self.zram_mm.read().unwrap_or_default());
+        self.zram = (mm, self.zram_size.read().ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0));
+        (m.zram_stored, m.zram_used, m.zram_capacity) = (Pages(mm.0 / 4096), Pages(mm.1 / 4096), Pages(self.zram.1 / 4096));
+    }
+}
+
+/// zram0's (original data, memory used) in bytes from its mm_stat.
+fn zram_mm_stat(mm: &str) -> (u64, u64) {
+    let mut f = mm.split_whitespace().map(|v| v.parse::<u64>().unwrap_or(0));
+    let orig = f.next().unwrap_or(0);
+    (orig, f.nth(1).unwrap_or(0))
+}
+
+/// System memory as a policy sees it, from /proc/meminfo's text and zram0's (original
+/// data, memory used) and disk size in bytes: available memory as free, watermarks from
 /// min_free_kbytes with the kernel's low = 5/4 and high = 3/2 of min.
-pub(super) fn read_meminfo(min_kb: u64) -> MemInfo {
-    let m = read("/proc/meminfo").and_then(|t| parse_kb_table("/proc/meminfo", &t)).unwrap_or_default();
-    let pages = |k: &str| Pages(m.get(k).copied().unwrap_or(0) / 4096);
+pub(super) fn meminfo_in(meminfo: &str, zram: (u64, u64), zram_size: u64, min_kb: u64) -> MemInfo {
+    const KEYS: [&str; 9] = [
+        "MemTotal",
+        "MemAvailable",
+        "Active(anon)",
+        "Inactive(anon)",
+        "Active(file)",
+        "Inactive(file)",
+        "SwapTotal",
+        "SwapFree",
+        "Writeback",
+    ];
+    let [total, avail, aa, ia, af, inf, swap_total, swap_free, writeback] = kb_fields(meminfo, KEYS);
+    let pages = |b: u64| Pages(b / 4096);
     let min = Pages(min_kb * 1024 / 4096);
-    let zram = zram_stats();
     MemInfo {
-        total: pages("MemTotal"),
-        free: pages("MemAvailable"),
+        total: pages(total),
+        free: pages(avail),
         wmark_min: min,
         wmark_low: Pages(min.0 * 5 / 4),
         wmark_high: Pages(min.0 * 3 / 2),
         tuned_high: None,
-        active_anon: pages("Active(anon)"),
-        inactive_anon: pages("Inactive(anon)"),
-        active_file: pages("Active(file)"),
-        inactive_file: pages("Inactive(file)"),
-        zram_stored: Pages(zram.0 / 4096),
-        zram_used: Pages(zram.1 / 4096),
-        zram_capacity: Pages(zram.2 / 4096),
-        flash_swap_used: Pages(m.get("SwapTotal").copied().unwrap_or(0).saturating_sub(m.get("SwapFree").copied().unwrap_or(0)) / 4096),
-        flash_swap_capacity: pages("SwapTotal"),
-        writeback: pages("Writeback"),
+        active_anon: pages(aa),
+        inactive_anon: pages(ia),
+        active_file: pages(af),
+        inactive_file: pages(inf),
+        zram_stored: pages(zram.0),
+        zram_used: pages(zram.1),
+        zram_capacity: pages(zram_size),
+        flash_swap_used: pages(swap_total.saturating_sub(swap_free)),
+        flash_swap_capacity: pages(swap_total),
+        writeback: pages(writeback),
     }
 }
 
@@ -293,6 +343,27 @@ mod tests {
         assert_eq!(stock_victim(&apps[..2], Some(AppId(0)), 900), None);
         assert_eq!(stock_victim(&apps[..1], Some(AppId(0)), 0), None);
         assert_eq!(stock_victim(&apps[..2], Some(AppId(0)), 0), Some(AppId(1)));
+    }
+
+    #[test]
+    fn meminfo_is_read_in_place_from_the_kernels_text() {
+        let text = "MemTotal:       24683424 kB\nMemFree:        19882000 kB\nMemAvailable:   23624000 kB\nActive(anon):     100000 kB\n\
+                    Inactive(anon):    50000 kB\nActive(file):     300000 kB\nInactive(file):   400000 kB\nSwapTotal:        262140 kB\n\
+                    SwapFree:         262000 kB\nWriteback:             8 kB\n";
+        let m = meminfo_in(text, (8192, 4096), 1 << 30, 67584);
+        let kb = |k: u64| Pages(k * 1024 / 4096);
+        assert_eq!((m.total, m.free), (kb(24683424), kb(23624000)));
+        assert_eq!((m.active_anon, m.inactive_anon, m.active_file, m.inactive_file), (kb(100000), kb(50000), kb(300000), kb(400000)));
+        assert_eq!((m.flash_swap_capacity, m.flash_swap_used, m.writeback), (kb(262140), kb(140), kb(8)));
+        assert_eq!((m.zram_stored, m.zram_used, m.zram_capacity), (Pages(2), Pages(1), Pages(1 << 18)));
+        assert_eq!((m.wmark_min, m.wmark_low, m.wmark_high), (kb(67584), Pages(kb(67584).0 * 5 / 4), Pages(kb(67584).0 * 3 / 2)));
+        assert_eq!(zram_mm_stat("8192 1000 4096 0 4096 0 0 0 0\n"), (8192, 4096));
+        // This machine's, through the files kept open: what a fresh read gives.
+        let mut f = MemFiles::new();
+        let here = f.read(0, true);
+        let fresh = crate::procfs::parse_kb_table("meminfo", &std::fs::read_to_string("/proc/meminfo").unwrap()).unwrap();
+        assert_eq!(here.total, Pages(fresh["MemTotal"] / 4096));
+        assert_eq!(here.flash_swap_capacity, Pages(fresh["SwapTotal"] / 4096));
     }
 
     #[test]

@@ -20,13 +20,30 @@ impl AppRule {
             && self.cmdline.as_ref().is_none_or(|c| p.cmdline.contains(c.as_str()))
             && self.uid.is_none_or(|u| u == p.uid)
     }
+
+    /// Whether a process of this executable and command line may match (its uid
+    /// unknown yet).
+    pub fn may_match(&self, exe: &str, cmdline: &str) -> bool {
+        self.exe.as_ref().is_none_or(|e| e == exe) && self.cmdline.as_ref().is_none_or(|c| cmdline.contains(c.as_str()))
+    }
 }
 
-fn proc_info(pid: i32) -> Option<ProcInfo> {
+fn proc_info(pid: i32, buf: &mut Vec<u8>) -> Option<ProcInfo> {
+    proc_info_if(pid, buf, &|_, _| true)
+}
+
+/// [`proc_info`], its status (uid and name) read only for a process whose executable
+/// and command line `keep` takes: a process it does not comes back without them
+/// (uid `u32::MAX`, no name). One caught inside execve (no command line yet) always
+/// comes back, for a later look.
+fn proc_info_if(pid: i32, buf: &mut Vec<u8>, keep: &dyn Fn(&str, &str) -> bool) -> Option<ProcInfo> {
     let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?.display().to_string();
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    let cmdline = String::from_utf8_lossy(&cmdline).split('\0').filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" ");
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let cmdline = String::from_utf8_lossy(super::kfile::read_once(&format!("/proc/{pid}/cmdline"), buf).ok()?).into_owned();
+    let cmdline = cmdline.split('\0').filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" ");
+    if !cmdline.is_empty() && !keep(&exe, &cmdline) {
+        return Some(ProcInfo { pid, exe, cmdline, uid: u32::MAX, comm: String::new() });
+    }
+    let status = String::from_utf8_lossy(super::kfile::read_once(&format!("/proc/{pid}/status"), buf).ok()?);
     let field = |k: &str| status.lines().find(|l| l.starts_with(k)).and_then(|l| l.split_whitespace().nth(1)).unwrap_or("").to_string();
     Some(ProcInfo { pid, exe, cmdline, uid: field("Uid:").parse().unwrap_or(u32::MAX), comm: field("Name:") })
 }
@@ -58,6 +75,8 @@ pub struct ProcScanner {
     /// lost events), and processes caught inside execve, read again at the next scan.
     relist: bool,
     retry: Vec<i32>,
+    /// Where each process's files are read.
+    buf: Vec<u8>,
 }
 
 impl ProcScanner {
@@ -76,6 +95,13 @@ impl ProcScanner {
     /// scan; after it, with events, those that started or exec'd since the last scan;
     /// without them, every process known.
     pub fn scan(&mut self) -> Vec<ProcInfo> {
+        self.scan_where(&|_, _| true)
+    }
+
+    /// [`ProcScanner::scan`], with events only the processes whose executable and
+    /// command line `keep` takes (the others' status is not read): what a new process
+    /// on a busy machine costs.
+    pub fn scan_where(&mut self, keep: &dyn Fn(&str, &str) -> bool) -> Vec<ProcInfo> {
         if let Some(ev) = &self.events {
             let changed = ev.drain();
             let relist = std::mem::take(&mut self.relist) || changed.is_none();
@@ -92,10 +118,10 @@ impl ProcScanner {
             self.retry.clear();
             let mut out = Vec::new();
             for pid in pids {
-                match proc_info(pid) {
+                match proc_info_if(pid, &mut self.buf, keep) {
                     Some(p) if p.cmdline.is_empty() => self.retry.push(pid),
-                    Some(p) => out.push(p),
-                    None => {}
+                    Some(p) if keep(&p.exe, &p.cmdline) => out.push(p),
+                    Some(_) | None => {}
                 }
             }
             return out;
@@ -117,7 +143,7 @@ impl ProcScanner {
                     // Caught inside execve (the new image's arguments not yet set up:
                     // empty cmdline): not a read that counts. A kernel thread (no exe,
                     // ever) counts, so it is not read again at every scan.
-                    let info = proc_info(pid);
+                    let info = proc_info(pid, &mut self.buf);
                     if info.as_ref().is_none_or(|p| !p.cmdline.is_empty()) {
                         e.1 += 1;
                     }
@@ -357,5 +383,35 @@ mod tests {
         assert!(guard(51, "floe", &prot, 50, 51).is_err());
         assert!(guard(77, "sshd", &prot, 50, 51).is_err());
         assert!(guard(77, "game", &prot, 50, 51).is_ok());
+    }
+
+    /// A process no rule may match by executable and command line is not read further
+    /// (its status: uid and name); one that may is read whole, as before.
+    #[test]
+    fn only_a_process_a_rule_may_match_has_its_status_read() {
+        let me = std::process::id() as i32;
+        let mut buf = Vec::new();
+        let full = proc_info(me, &mut buf).expect("this process");
+        assert!(!full.cmdline.is_empty() && !full.comm.is_empty());
+        let skipped = proc_info_if(me, &mut buf, &|_, _| false).unwrap();
+        assert_eq!((skipped.uid, skipped.comm.as_str()), (u32::MAX, ""));
+        assert_eq!((&skipped.exe, &skipped.cmdline), (&full.exe, &full.cmdline));
+        let exe = full.exe.clone();
+        let kept = proc_info_if(me, &mut buf, &|e, _| e == exe).unwrap();
+        assert_eq!(kept, full);
+        let rule = |exe: Option<&str>, cmdline: Option<&str>| AppRule {
+            name: "a".into(),
+            exe: exe.map(Into::into),
+            cmdline: cmdline.map(Into::into),
+            uid: Some(12345),
+            perceptible: false,
+            saves_context: false,
+            state_marker: None,
+            priority: floe_core::PriorityClass::Medium,
+        };
+        assert!(rule(None, Some("cam")).may_match("/bin/x", "x --cam"), "the uid is not looked at");
+        assert!(!rule(None, Some("cam")).may_match("/bin/x", "x --maps"));
+        assert!(!rule(Some("/bin/y"), None).may_match("/bin/x", "x"));
+        assert!(!rule(None, Some("cam")).matches(&ProcInfo { cmdline: "x --cam".into(), uid: u32::MAX, ..ProcInfo::default() }));
     }
 }

@@ -3,8 +3,10 @@
 //! clients do not delay a kill; a restarted daemon keeps the foreground; the socket
 //! goes to `ctl_gid` alone and a non-root caller acts only on its own apps; a start-up
 //! that fails removes the groups it made; v1 groups take an adopted process's charge
-//! with it; the budget's v1 pressure level wakes the daemon. Each test owns its groups (`floe-dtest-PID-TAG`), processes, socket and
-//! state database, and removes them.
+//! with it; the budget's v1 pressure level wakes the daemon; after a long idle spell
+//! the budget's event kills at once, on the apps as they are then; an idle daemon
+//! writes nothing to its state database. Each test owns its groups
+//! (`floe-dtest-PID-TAG`), processes, socket and state database, and removes them.
 
 use floe_linux::cgroup::Hierarchies;
 use floe_linux::daemon::{ctl, Config, Daemon};
@@ -44,8 +46,12 @@ impl Dtest {
     }
     /// A config for `policy` with apps matched by the command-line word `TAG-NAME`.
     fn config(&self, policy: &str, apps: &[&str], extra: &str) -> Config {
+        self.config_paced(policy, apps, "sample_ms = 20\nidle_sample_ms = 100\ndiscover_ms = 50\n", extra)
+    }
+    /// [`Dtest::config`] with its own sampling (`pace`).
+    fn config_paced(&self, policy: &str, apps: &[&str], pace: &str, extra: &str) -> Config {
         let mut text = format!(
-            "policy = \"{policy}\"\ncgroup_root = \"{}\"\nsocket = \"{}\"\nstate_db = \"{}\"\nsample_ms = 20\nidle_sample_ms = 100\ndiscover_ms = 50\n{extra}\n",
+            "policy = \"{policy}\"\ncgroup_root = \"{}\"\nsocket = \"{}\"\nstate_db = \"{}\"\n{pace}{extra}\n",
             self.tag,
             self.sock().display(),
             self.db().display()
@@ -406,4 +412,89 @@ fn the_budgets_pressure_level_wakes_the_daemon() {
     let _ = std::fs::remove_file(&go);
     assert!(heard, "no pressure-level event woke the daemon: {m}");
     assert!(m.contains("floe_kills_total 0\n"), "floe never kills the foreground: {m}");
+}
+
+/// After a long idle spell, in which an idle daemon reads its apps only at every fifth
+/// idle sample, the budget's event still kills at once, and on the apps as they are
+/// then: an app that died during the spell (the largest, as last read) is not taken for
+/// a victim.
+#[test]
+fn after_a_long_idle_the_budgets_event_kills_at_once_on_the_apps_as_they_are() {
+    let _quiet = crate::quiet();
+    let mut t = dtest("idlekill");
+    // Level 80 MiB: the budget's threshold fires at 176 MiB charged (what the apps
+    // allocate once adopted: this kernel does not move charges).
+    let pace = "sample_ms = 100\nidle_sample_ms = 1000\ndiscover_ms = 1000\n";
+    let cfg = t.config_paced("android-lmk", &["c1", "c2", "burst"], pace, "memory_limit_mib = 256\nminfree_mib = [[900, 80]]\n");
+    let d = run(cfg);
+    let go = std::env::temp_dir().join(format!("{}.go", t.tag));
+    let go2 = std::env::temp_dir().join(format!("{}.go2", t.tag));
+    // Python allocates a bytearray once (no transient copy): each app waits for its
+    // file, then takes its MiB and sleeps.
+    let mut py = |name: &str, mib: u64, file: &Path| -> u32 {
+        let script = format!(
+            "import os, sys, time\nwhile not os.path.exists({:?}): time.sleep(0.005)\nx = bytearray(b'\\x01') * ({mib} << 20)\ntime.sleep(120)\n",
+            file.display().to_string()
+        );
+        let child = Command::new("python3").args(["-c", &script, &format!("{}-{name}", t.tag)]).spawn().expect("python3");
+        let pid = child.id();
+        t.procs.push(child);
+        pid
+    };
+    let (c1, c2, burst) = (py("c1", 100, &go), py("c2", 20, &go), py("burst", 180, &go2));
+    let adopted = |pid: u32, name: &str| ctl(&t.sock(), "status").unwrap().contains(&format!("{name} Cached pids [{pid}]"));
+    assert!(until(Duration::from_secs(10), || adopted(c1, "c1") && adopted(c2, "c2") && adopted(burst, "burst")));
+    std::fs::write(&go, "").unwrap();
+    // Idle: more than a spell of five idle samples, the apps' memory read meanwhile.
+    std::thread::sleep(Duration::from_secs(7));
+    assert!(alive(c1) && alive(c2), "nothing killed while the budget has room");
+    // c1 ends on its own, and the burst starts at once, before an idle sample reads the
+    // apps again: the budget's threshold wakes the daemon.
+    let mut c1_child = t.procs.remove(0);
+    c1_child.kill().unwrap();
+    c1_child.wait().unwrap();
+    let start = Instant::now();
+    std::fs::write(&go2, "").unwrap();
+    let killed = until(Duration::from_secs(5), || !alive(burst));
+    let took = start.elapsed();
+    let m = ctl(&t.sock(), "metrics").unwrap();
+    d.stop();
+    for f in [&go, &go2] {
+        let _ = std::fs::remove_file(f);
+    }
+    assert!(killed, "the burst outgrew the budget's level and lives: {m}");
+    assert!(took < Duration::from_millis(1500), "the kill took {took:?} after the burst began");
+    // The burst, and c2 if it ranked above the burst (the one adopted first is the
+    // older): never c1, which had died, though the largest as last read.
+    let kills = 1 + u64::from(!alive(c2));
+    assert!(m.contains(&format!("floe_kills_total {kills}\n")), "{kills} kill(s) of live apps, none of the app that had died: {m}");
+    assert!(!m.contains("floe_budget_usage_events_total 0\n"), "the budget's event woke the daemon: {m}");
+}
+
+/// An idle daemon writes nothing to its state database (the session and the policy's
+/// state are saved only when they changed); a change of foreground is saved at once.
+#[test]
+fn an_idle_daemon_writes_nothing_to_its_state_database() {
+    let mut t = dtest("idlesave");
+    let cfg = t.config("android-lmk", &["cam", "maps"], "state_save_s = 1\n");
+    let pid = t.app("cam", 1);
+    let d = run(cfg);
+    assert!(until(Duration::from_secs(10), || ctl(&t.sock(), "status").unwrap().contains(&format!("cam Cached pids [{pid}]"))));
+    assert_eq!(ctl(&t.sock(), "fg cam").unwrap(), "ok\n");
+    std::thread::sleep(Duration::from_millis(1500));
+    let files = || -> Vec<(u64, i64, i64)> {
+        ["db", "db-wal"]
+            .iter()
+            .filter_map(|s| std::fs::metadata(format!("/tmp/{}.{s}", t.tag)).ok())
+            .map(|m| (m.size(), m.mtime(), m.mtime_nsec()))
+            .collect()
+    };
+    let before = files();
+    assert!(!before.is_empty());
+    // Three saves' periods with nothing new.
+    std::thread::sleep(Duration::from_millis(3500));
+    assert_eq!(files(), before, "an unchanged session or state was written again");
+    assert_eq!(ctl(&t.sock(), "fg maps").unwrap(), "ok\n");
+    assert!(until(Duration::from_secs(2), || files() != before), "a new foreground is saved");
+    d.stop();
 }

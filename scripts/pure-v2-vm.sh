@@ -13,7 +13,12 @@
 #      when the daemon is killed with SIGKILL;
 #   3. android-lmk over a 200 MiB budget (v2 memory.max on floe's root group): its apps
 #      kept out of zram by memory.swap.max 0, and the cached app killed, not the
-#      foreground one, when the two leave less than the minfree level free.
+#      foreground one, when the two leave less than the minfree level free;
+#   4. a burst under the same budget with the daemon sampling only every 5 s: a cached
+#      app filling 150 MiB at memory speed beside a 100 MiB foreground one. memory.high
+#      (the emergency margin below the limit) throttles it, its memory.events wake the
+#      daemon, and the daemon kills it well before its next sample: the foreground
+#      lives and the kernel's OOM killer never runs (memory.events oom_kill 0).
 # Each step prints PASS or FAIL; the script exits 1 if any failed or the VM did not get
 # through. Everything lives in a temporary directory, removed at exit.
 #   usage: scripts/pure-v2-vm.sh [KERNEL_DEB]
@@ -108,6 +113,9 @@ name = "a"
 cmdline = "vm-a"
 EOF
 
+sed -e 's/^cgroup_root = .*/cgroup_root = "burst"/' -e 's/^socket = .*/socket = "\/run\/burst.sock"/' \
+    -e 's/^state_db = .*/state_db = "\/tmp\/burst.db"/' -e 's/^sample_ms = .*/sample_ms = 5000\nidle_sample_ms = 5000/' -e 's/^discover_ms = .*/discover_ms = 5000/' "$R/lmk.toml" >"$R/burst.toml"
+
 cat >"$R/init" <<'EOF'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -184,6 +192,35 @@ kill -0 $top 2>/dev/null && pass "lmk: the foreground app lives" || fail "lmk: t
 say "lmk: memory.current $(cat /sys/fs/cgroup/lmk/memory.current)"
 kill $daemon; wait $daemon
 sed 's/^/floe-vm: lmk daemon: /' /tmp/lmk.log | head -20
+kill -9 $top 2>/dev/null
+
+floe daemon --config /burst.toml >/tmp/burst.log 2>&1 &
+daemon=$!
+sh -c 'while [ ! -e /tmp/go3top ]; do sleep 0.05; done; exec vm-top 100 1 0 600 5' &
+top=$!
+sh -c 'while [ ! -e /tmp/go3 ]; do sleep 0.05; done; exec vm-a 150 1 0 600 6' &
+a=$!
+wait_for 100 sh -c '[ -n "$(cat /sys/fs/cgroup/burst/top/cgroup.procs 2>/dev/null)" ] && [ -n "$(cat /sys/fs/cgroup/burst/a/cgroup.procs 2>/dev/null)" ]' \
+    && pass "burst: apps adopted" || fail "burst: apps adopted"
+say "burst: memory.high $(cat /sys/fs/cgroup/burst/memory.high), memory.max $(cat /sys/fs/cgroup/burst/memory.max)"
+grep -q '^[0-9][0-9]*$' /sys/fs/cgroup/burst/memory.high && pass "burst: memory.high set below the budget" || fail "burst: memory.high not set"
+floe ctl --socket /run/burst.sock fg top >/dev/null
+touch /tmp/go3top
+wait_for 100 sh -c '[ "$(cat /sys/fs/cgroup/burst/memory.current)" -gt $((96 << 20)) ]' || fail "burst: top did not fill its heap"
+t0=$(cut -d' ' -f1 /proc/uptime)
+touch /tmp/go3
+wait_for 40 sh -c "! kill -0 $a 2>/dev/null" && pass "burst: the cached app killed within 4 s (the daemon samples every 5 s)" || fail "burst: a alive 4 s into its burst"
+say "burst: $(awk -v t0="$t0" '{printf "killed %.1f s after the burst began", $1 - t0}' /proc/uptime)"
+sleep 1
+kill -0 $top 2>/dev/null && pass "burst: the foreground app lives" || fail "burst: top died"
+say "burst: memory.events $(tr '\n' ' ' </sys/fs/cgroup/burst/memory.events)"
+grep -q '^high [1-9]' /sys/fs/cgroup/burst/memory.events && pass "burst: it crossed memory.high" || fail "burst: memory.high never crossed"
+grep -q '^oom_kill 0$' /sys/fs/cgroup/burst/memory.events && pass "burst: no kernel OOM kill" || fail "burst: the kernel's OOM killer ran"
+floe ctl --socket /run/burst.sock metrics >/tmp/metrics
+say "burst: $(grep -E '^floe_budget_memory_events_total' /tmp/metrics)"
+grep -q '^floe_budget_memory_events_total [1-9]' /tmp/metrics && pass "burst: woken by memory.events" || fail "burst: no memory.events wake-up"
+kill $daemon; wait $daemon
+sed 's/^/floe-vm: burst daemon: /' /tmp/burst.log | head -20
 kill -9 $top 2>/dev/null
 say "done"
 poweroff -f

@@ -315,6 +315,26 @@ fn meminfo_kb(key: &str) -> u64 {
     m.lines().find(|l| l.starts_with(key)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
+/// Which of `path`'s pages are in the page cache (mincore on a read-only mapping).
+fn resident_pages(path: &Path) -> Vec<bool> {
+    let f = std::fs::File::open(path).unwrap();
+    let len = f.metadata().unwrap().len() as usize;
+    let pages = len.div_ceil(4096);
+    let mut vec = vec![0u8; pages];
+    // SAFETY: a shared read-only mapping of an open file of `len` bytes, unmapped
+    // before return; mincore writes one byte per page into `vec`, which has a byte for
+    // each.
+    unsafe {
+        use std::os::fd::AsRawFd;
+        let m = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, f.as_raw_fd(), 0);
+        assert_ne!(m, libc::MAP_FAILED);
+        let rc = libc::mincore(m, len, vec.as_mut_ptr().cast());
+        libc::munmap(m, len);
+        assert_eq!(rc, 0, "mincore");
+    }
+    vec.iter().map(|&b| b & 1 == 1).collect()
+}
+
 fn alive(c: &mut Child) -> bool {
     c.try_wait().unwrap().is_none()
 }
@@ -830,13 +850,33 @@ fn asap_file_prepaging_reads_a_switchs_file_pages_ahead() {
     c.procs.push(sleeper(&format!("{tag}-y")));
     wait_adopted(&sock, 2);
     let (mut faults, mut read_ms) = (Vec::new(), Vec::new());
+    // The file's pages in the page cache as the app starts to read, each round, and
+    // those of pages 2048-2559 in round 14.
+    let (mut ahead, mut ahead_unused) = (Vec::new(), 0);
     for n in 1..=14 {
         ctl(&sock, &["fg", "y"]);
         std::fs::write(dir.join(format!("out-{n}")), "").unwrap();
         wait_for("x lost its file pages", Duration::from_secs(10), || dir.join(format!("gone-{n}")).exists());
+        let seen = log.lock().unwrap().len();
         ctl(&sock, &["fg", "x"]);
         // The switch's own work before the app reads its file, the same every round.
         std::thread::sleep(Duration::from_millis(500));
+        // The read-ahead runs at idle priority: beside busy loops it may still be going.
+        // The app waits for it at most 1.5 s more, well inside the daemon's 3 s switch
+        // window (a switch that ends before the app reads learns that nothing was used).
+        let reading = log.lock().unwrap()[seen..]
+            .iter()
+            .find_map(|l| l.split("asap: switch to x: reading ").nth(1)?.split(' ').next()?.parse::<usize>().ok())
+            .unwrap_or(0);
+        let t = Instant::now();
+        while reading > 0 && t.elapsed() < Duration::from_millis(1500) && resident_pages(&data).iter().filter(|&&r| r).count() < reading {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let resident = resident_pages(&data);
+        ahead.push(resident.iter().filter(|&&r| r).count() as u64);
+        if n == 14 {
+            ahead_unused = resident[2048..2560].iter().filter(|&&r| r).count() as u64;
+        }
         std::fs::write(dir.join(format!("go-{n}")), "").unwrap();
         let done = dir.join(format!("done-{n}"));
         wait_for("x read its file", Duration::from_secs(30), || std::fs::read_to_string(&done).is_ok_and(|s| !s.is_empty()));
@@ -850,7 +890,13 @@ fn asap_file_prepaging_reads_a_switchs_file_pages_ahead() {
     eprintln!("time to read the file pages at switch-in (ms), rounds 1-14: {read_ms:?}");
     // Rounds 1-10 profile, round 11 makes targets, rounds 12 and 13 read them ahead.
     assert!(faults[..11].iter().all(|&f| f >= 1400), "without prepaging every page read is a major fault: {faults:?}");
-    assert!(faults[11] * 4 < faults[0] && faults[12] * 4 < faults[0], "prepaging cut the switch-in faults: {faults:?}");
+    // Read ahead, a page is not faulted: on an idle machine all of them were.
+    eprintln!("pages read ahead by the time the app read, rounds 1-14: {ahead:?}");
+    assert!(ahead[11] >= 700 && ahead[12] >= 700, "the read-ahead got through half the targets: {ahead:?}");
+    assert!(
+        faults[11] + ahead[11] * 8 / 10 <= faults[0] && faults[12] + ahead[12] * 8 / 10 <= faults[0],
+        "prepaging cut the switch-in faults: {faults:?}, read ahead {ahead:?}"
+    );
     let m = ctl(&sock, &["metrics"]);
     let prepaged: u64 = m.lines().find_map(|l| l.strip_prefix("floe_prepaged_file_pages_total ")).unwrap().parse().unwrap();
     assert!(prepaged >= 3 * 1400, "{m}");
@@ -868,8 +914,10 @@ fn asap_file_prepaging_reads_a_switchs_file_pages_ahead() {
     let last = lines.iter().rev().find(|l| l.contains("asap: switch to x done: ")).unwrap();
     let num = |after: &str| -> u64 { last.split(after).next().unwrap().rsplit(' ').next().unwrap().parse().unwrap() };
     let (unused, targets) = (num(" of them unused"), num(" target pages"));
-    assert!(num(" file pages faulted") <= 1024 && (400..=512).contains(&unused), "{last}");
-    assert!((1024..=1536 - 400).contains(&targets), "{last}");
+    // All of them, on an idle machine; what the read-ahead got through, beside busy loops.
+    assert!(ahead_unused >= 100, "pages 2048-2559 read ahead in round 14: {ahead_unused}");
+    assert!(num(" file pages faulted") <= 1024 && unused <= 512 && unused + 112 >= ahead_unused, "{ahead_unused} read ahead: {last}");
+    assert!((1024..=1536 - unused + 112).contains(&targets), "{last}");
     // Stopped cleanly, the daemon saves the tables: the file's candidates and targets.
     let (saved, out) = stop_and_saved_state(&mut c, &db, "asap-file");
     let file = &saved["file"]["x"]["files"][data.to_str().unwrap()];

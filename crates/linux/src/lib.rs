@@ -14,6 +14,16 @@ pub mod procfs;
 pub mod state;
 pub mod sys;
 
+/// A fresh, empty scratch directory for a unit test: `floe-NAME-PID` under the
+/// temporary directory, emptied first if a killed run left it.
+#[cfg(test)]
+pub(crate) fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("floe-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// Errors of the real-kernel backend: what failed and on which path.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -514,9 +514,7 @@ mod tests {
     /// daemon would replace or follow.
     #[test]
     fn bad_configs_are_refused_each_with_its_error() {
-        let dir = std::env::temp_dir().join(format!("floe-config-table-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch_dir("config-table");
         let file = dir.join("precious.txt");
         std::fs::write(&file, "keep me").unwrap();
         std::os::unix::fs::symlink(&file, dir.join("link")).unwrap();

@@ -133,9 +133,7 @@ mod tests {
     /// made again at the same path is found through the path.
     #[test]
     fn a_kept_file_is_read_anew_and_reopened_when_its_object_is_gone() {
-        let dir = std::env::temp_dir().join(format!("floe-kfile-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch_dir("kfile");
         let p = dir.join("f");
         std::fs::write(&p, "a 1\n").unwrap();
         let mut f = KFile::new(&p);

@@ -2143,9 +2143,7 @@ mod tests {
     /// run where v2 gives one; a policy that hears no refaults runs either way.
     #[test]
     fn a_refault_policy_is_refused_without_a_memory_controller() {
-        let dir = std::env::temp_dir().join(format!("floe-daemon-memcg-fixture-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch_dir("daemon-memcg-fixture");
         std::fs::write(dir.join("cgroup.controllers"), "cpu pids\n").unwrap();
         let h = Hierarchies { v2: Some(dir.clone()), ..Default::default() };
         let root = AppGroup::create(&h, "floe").unwrap();

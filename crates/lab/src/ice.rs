@@ -305,7 +305,7 @@ pub(crate) fn background_cpu(ns: &[usize]) -> Result<Vec<(usize, Utilisation)>, 
             }
             let mut sim = floe_sim::Sim::try_new(&device, &wl, &catalog, policy, &floe_sim::RunOptions::default())?;
             let last = wl.sequence.last().cloned().unwrap_or_default();
-            let mut t = run_until_left_foreground(&mut sim, &last)?;
+            let mut t = crate::run_until_left_foreground(&mut sim, &last)?;
             // Busy time of the cores, whoever ran, as a trace counts utilisation.
             let busy = |sim: &floe_sim::Sim| sim.snapshot().cpu_busy_ns;
             let second = Nanos::from_secs_f64(1.0);
@@ -366,24 +366,6 @@ fn table1(cases: &[(usize, Utilisation)]) -> Table {
     t
 }
 
-/// Runs `sim` in 100 ms steps until `app` has been in the foreground and has left it
-/// for the home screen; returns the simulated time reached.
-fn run_until_left_foreground(sim: &mut floe_sim::Sim, app: &str) -> Result<Nanos, SimError> {
-    let (mut t, mut seen) = (Nanos::ZERO, false);
-    loop {
-        t += Nanos::from_ms(100);
-        let more = sim.run_until(t);
-        let fg = sim.snapshot().fg_app;
-        seen |= fg.as_deref() == Some(app);
-        if seen && fg.is_none() {
-            return Ok(t);
-        }
-        if !more {
-            return Err(SimError::Run(format!("{app} never left the foreground")));
-        }
-    }
-}
-
 /// One app's Fig. 4 test: pages reclaimed from it and brought back within 30 s.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Reclaimed {
@@ -417,8 +399,8 @@ fn per_process_reclaim() -> Result<Vec<(String, Reclaimed)>, SimError> {
             wl.idle_s = 2.0 * FIG4_WATCH_S;
             let policy = floe_policies::make_spec("lru-cfs").map_err(SimError::Policy)?;
             let mut sim = floe_sim::Sim::try_new(&device, &wl, &catalog, policy, &floe_sim::RunOptions::default())?;
-            let t = run_until_left_foreground(&mut sim, app)?;
-            let (anon, file) = sim.per_process_reclaim(app).expect("the workload's own app");
+            let t = crate::run_until_left_foreground(&mut sim, app)?;
+            let (anon, file) = sim.per_process_reclaim(app, floe_sim::ReclaimKind::All).expect("the workload's own app");
             let before = sim.snapshot().refaults[0];
             sim.run_until(t + Nanos::from_secs_f64(FIG4_WATCH_S));
             let after = sim.snapshot().refaults[0];

@@ -87,8 +87,8 @@ pub struct RunSpec {
     /// Also keep the run's measured part in steps of this many simulated seconds
     /// (`RunRecord::slices`).
     pub slice_s: Option<f64>,
-    /// Memory left to apps, MiB, instead of the device's (ASAP Fig. 2.1's ideal runs:
-    /// every page fits). Recorded in the run's params.
+    /// Memory left to apps, MiB, instead of the device's (a what-if: how a result
+    /// depends on the system's share). Recorded in the run's params.
     pub app_mem_mib: Option<f64>,
     /// The low-memory killer instead of the device's (a what-if: how a result depends
     /// on the killer). Recorded in the run's params as `lmkd_override`.
@@ -466,6 +466,24 @@ impl Report {
     /// paper's findings as floe's runs bear them out (`"findings"`) before the runs.
     pub fn record(&self) -> ExperimentRecord {
         ExperimentRecord { experiment: self.experiment.clone(), findings: self.findings.clone(), runs: self.runs.clone() }
+    }
+}
+
+/// Runs `sim` in 100 ms steps until `app` has been in the foreground and has left it
+/// for the home screen; returns the simulated time reached.
+pub(crate) fn run_until_left_foreground(sim: &mut floe_sim::Sim, app: &str) -> Result<floe_core::Nanos, SimError> {
+    let (mut t, mut seen) = (floe_core::Nanos::ZERO, false);
+    loop {
+        t += floe_core::Nanos::from_ms(100);
+        let more = sim.run_until(t);
+        let fg = sim.snapshot().fg_app;
+        seen |= fg.as_deref() == Some(app);
+        if seen && fg.is_none() {
+            return Ok(t);
+        }
+        if !more {
+            return Err(SimError::Run(format!("{app} never left the foreground")));
+        }
     }
 }
 

@@ -622,6 +622,10 @@ pub struct Background {
     pub fixed: Vec<String>,
 }
 
+fn one() -> f64 {
+    1.0
+}
+
 fn yes() -> bool {
     true
 }
@@ -717,6 +721,12 @@ pub struct Workload {
     #[serde(default = "yes")]
     pub background_activity: bool,
     pub balloon_mib: f64,
+    /// Share of each app's warm-launch CPU (the catalog's `warm_launch_ms`) that a
+    /// switch back to it runs before the workload's metric is taken: 1 for a launch
+    /// timed to its end (SEAL's), less for a metric that stops earlier (ASAP's time to
+    /// the first rendering).
+    #[serde(default = "one")]
+    pub switch_cpu_share: f64,
     pub sequence: Vec<String>,
     pub background: Option<Background>,
     /// What the measured apps do while they render in this scenario, beyond what the
@@ -796,6 +806,12 @@ impl Workload {
         }
         if !(0.0..=MAX_MIB).contains(&self.balloon_mib) {
             return err("balloon_mib", format!("must be 0..={MAX_MIB} MiB ({MAX_MIB_WHY}), got {}", num(self.balloon_mib)));
+        }
+        if !(self.switch_cpu_share > 0.0 && self.switch_cpu_share <= 1.0) {
+            return err(
+                "switch_cpu_share",
+                format!("must be above 0 and at most 1 (a share of the warm launch), got {}", num(self.switch_cpu_share)),
+            );
         }
         self.check_apps(input, catalog)?;
         if let Some(f) = &self.foreground {

@@ -14,6 +14,7 @@ mod kill;
 mod launch;
 mod psi;
 mod reclaim;
+pub use reclaim::ReclaimKind;
 mod seal;
 
 use launch::{invariant_share, LaunchSet, Spread, Walk};
@@ -745,7 +746,7 @@ impl Sim {
                     bg_hot_file: pages_of(spec.bg_touch_mib * BG_WINDOW_S / spec.bg_period_s * BG_HOT_FILE_PER_ANON)
                         .min(pages_of(spec.ws_file_mib).min(file)),
                     cold_cpu: Nanos(cold as u64),
-                    warm_cpu: Nanos::from_ms_f64(spec.warm_launch_ms),
+                    warm_cpu: Nanos::from_ms_f64(spec.warm_launch_ms * workload.switch_cpu_share),
                     frame_ms: frame_law(fg_spec(&spec.name).and_then(|f| f.frame_cpu_ms).unwrap_or(spec.frame_cpu_ms)),
                     churn: fg_spec(&spec.name).map(|f| churn::Churn::new(f, anon + file)),
                     populated: 0,
@@ -2164,7 +2165,7 @@ mod tests {
             }
             let app = (0..sim.apps.len() as u16).find(|&a| sim.apps[a as usize].state == AppState::Cached).unwrap();
             let name = sim.apps[app as usize].spec.name.clone();
-            sim.per_process_reclaim(&name).unwrap();
+            sim.per_process_reclaim(&name, ReclaimKind::All).unwrap();
             if throttle {
                 // Threads far heavier than the app keep every core busy for a minute.
                 for _ in 0..16 {

@@ -17,7 +17,7 @@ pub mod replay;
 pub mod timeline;
 
 pub use config::{AppSpec, Catalog, ConfigError, Device, Workload, MAX_RUN_S};
-pub use engine::{bg_window_fits, RunOptions, Sim, Snapshot};
+pub use engine::{bg_window_fits, ReclaimKind, RunOptions, Sim, Snapshot};
 pub use floe_core::Sample;
 pub use timeline::run_with_timeline;
 

@@ -9,6 +9,18 @@ use crate::lru::{self, Tail};
 use crate::pages::{Loc, F_LOCKED};
 use floe_core::{AppState, Event, Nanos, Pages, ReclaimOrder, SwapSetup};
 
+/// What a per-process reclaim takes ([`Sim::per_process_reclaim`]): the words Android's
+/// `/proc/PID/reclaim` accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReclaimKind {
+    /// `file`: the file-backed pages only.
+    File,
+    /// `anon`: the anonymous pages only.
+    Anon,
+    /// `all`: both.
+    All,
+}
+
 /// The anon/file balance of one reclaim pass (Linux's scan_balance).
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Balance {
@@ -354,19 +366,21 @@ impl Sim {
     }
 
     /// Per-process reclaim of the app named `name`, as the Android kernels'
-    /// `/proc/PID/reclaim` does it for all of a process's pages (Ice §3.2 uses it for
-    /// Fig. 4): every page of the app on the LRU lists goes out at once, anonymous pages
-    /// to swap and file pages dropped, each leaving a shadow entry as reclaim does.
-    /// Pages that cannot go (locked, or with no swap left) stay. Returns the anonymous
-    /// and the file pages reclaimed, or None if no app has that name. It is the
-    /// experimenter's action, so it costs no simulated CPU and is not counted in the
-    /// run's `reclaimed_pages`.
-    pub fn per_process_reclaim(&mut self, name: &str) -> Option<(u64, u64)> {
+    /// `/proc/PID/reclaim` does it for a process's pages (Ice §3.2 uses it for Fig. 4 with
+    /// `all`; the interface also takes `file` and `anon`): every page of the kind asked
+    /// for on the LRU lists goes out at once, anonymous pages to swap and file pages
+    /// dropped, each leaving a shadow entry as reclaim does. Pages that cannot go
+    /// (locked, or with no swap left) stay. Returns the anonymous and the file pages
+    /// reclaimed, or None if no app has that name. It is the experimenter's action, so
+    /// it costs no simulated CPU and is not counted in the run's `reclaimed_pages`.
+    pub fn per_process_reclaim(&mut self, name: &str, kind: ReclaimKind) -> Option<(u64, u64)> {
         let a = self.apps.iter().find(|a| a.spec.name == name)?;
         let (base, anon, file) = (a.base, a.anon, a.file);
+        let from = if kind == ReclaimKind::File { base + anon } else { base };
+        let to = if kind == ReclaimKind::Anon { base + anon } else { base + anon + file };
         let mut acc = Evict::default();
         let mut got = (0, 0);
-        for p in base..base + anon + file {
+        for p in from..to {
             let on_lru = matches!(self.pages.loc(p), Loc::InactiveAnon | Loc::ActiveAnon | Loc::InactiveFile | Loc::ActiveFile);
             if on_lru && self.evict_page(p, &mut acc) {
                 if p < base + anon {
@@ -429,7 +443,7 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use super::{scan_fractions, Evict, RECLAIM_BATCH};
+    use super::{scan_fractions, Evict, ReclaimKind, RECLAIM_BATCH};
     use crate::engine::{embedded_sim, AppState, Ctx, Ev, RunOptions, Sim, FILE_CLUSTER};
     use crate::pages::{Loc, F_LOCKED, F_SHADOW};
     use floe_core::{AppId, Nanos, SystemView};
@@ -480,7 +494,7 @@ mod tests {
         let (anon, file) = (lru(&sim, [Loc::ActiveAnon, Loc::InactiveAnon], app), lru(&sim, [Loc::ActiveFile, Loc::InactiveFile], app));
         let (zram, free) = (sim.pages.count(app, Loc::Zram), sim.free());
         assert!(anon > 1000 && file > 1000, "the cached app holds {anon} anonymous and {file} file pages");
-        assert_eq!(sim.per_process_reclaim(&name), Some((anon as u64, file as u64)));
+        assert_eq!(sim.per_process_reclaim(&name, ReclaimKind::All), Some((anon as u64, file as u64)));
         assert_eq!(lru(&sim, [Loc::ActiveAnon, Loc::InactiveAnon], app) + lru(&sim, [Loc::ActiveFile, Loc::InactiveFile], app), 0);
         assert_eq!(sim.pages.count(app, Loc::Zram), zram + anon);
         assert!(sim.free() > free, "reclaim frees memory");
@@ -493,7 +507,34 @@ mod tests {
         let after = sim.snapshot().refaults[0];
         assert!(after[0] > before[0] && after[1] > before[1], "background refaults {before:?} -> {after:?}");
         assert!(lru(&sim, [Loc::ActiveAnon, Loc::InactiveAnon], app) > 0);
-        assert_eq!(sim.per_process_reclaim("no-such-app"), None);
+        assert_eq!(sim.per_process_reclaim("no-such-app", ReclaimKind::All), None);
+    }
+
+    /// `/proc/PID/reclaim`'s `file` and `anon` take one kind of page and leave the
+    /// other where it is.
+    #[test]
+    fn per_process_reclaim_of_one_kind_leaves_the_other() {
+        for kind in [ReclaimKind::File, ReclaimKind::Anon] {
+            let opts = RunOptions { seed: 1, bg_apps: Some(2), ..Default::default() };
+            let mut sim = embedded_sim("p20", "ice-video-call", "lru-cfs", &opts);
+            let mut t = Nanos::from_secs_f64(1.0);
+            while !sim.measuring {
+                assert!(sim.run_until(t));
+                t += Nanos::from_secs_f64(1.0);
+            }
+            let app = (0..sim.apps.len() as u16).find(|&a| sim.apps[a as usize].state == AppState::Cached).unwrap();
+            let name = sim.apps[app as usize].spec.name.clone();
+            let lru = |sim: &Sim, l: [Loc; 2]| l.iter().map(|&l| sim.pages.count(app, l)).sum::<u32>() as u64;
+            let (anon, file) = (lru(&sim, [Loc::ActiveAnon, Loc::InactiveAnon]), lru(&sim, [Loc::ActiveFile, Loc::InactiveFile]));
+            let got = sim.per_process_reclaim(&name, kind).unwrap();
+            let (anon_after, file_after) =
+                (lru(&sim, [Loc::ActiveAnon, Loc::InactiveAnon]), lru(&sim, [Loc::ActiveFile, Loc::InactiveFile]));
+            match kind {
+                ReclaimKind::File => assert_eq!((got, anon_after, file_after), ((0, file), anon, 0)),
+                _ => assert_eq!((got, anon_after, file_after), ((anon, 0), 0, file)),
+            }
+            sim.check_invariants().unwrap();
+        }
     }
 
     /// `sim_with_frozen_apps` with its first frozen app thawed: a cached app whose

@@ -1377,8 +1377,22 @@ mod tests {
                 "8 background apps x 86400 s",
             ),
             ("workloads/selective-b2.toml", "rounds = 1 ", "rounds = 1000 ", "rounds", "rounds", "240000 launches"),
-            ("workloads/asap-seq1.toml", "switch_cpu_share = 0.13", "switch_cpu_share = 0.0", "switch_cpu_share", "switch_cpu_share", "above 0"),
-            ("workloads/asap-seq1.toml", "switch_cpu_share = 0.13", "switch_cpu_share = 1.5", "switch_cpu_share", "switch_cpu_share", "at most 1"),
+            (
+                "workloads/asap-seq1.toml",
+                "switch_cpu_share = 0.13",
+                "switch_cpu_share = 0.0",
+                "switch_cpu_share",
+                "switch_cpu_share",
+                "above 0",
+            ),
+            (
+                "workloads/asap-seq1.toml",
+                "switch_cpu_share = 0.13",
+                "switch_cpu_share = 1.5",
+                "switch_cpu_share",
+                "switch_cpu_share",
+                "at most 1",
+            ),
         ] {
             let src = edited(path, from, to);
             let e = workload(&src).unwrap_err();

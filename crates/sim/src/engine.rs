@@ -595,6 +595,21 @@ pub(crate) fn embedded_sim(device: &str, workload: &str, policy: &str, opts: &Ru
     Sim::new(&dev, &wl, &cat, floe_policies::make_spec(policy).unwrap(), opts)
 }
 
+/// Ice's video call on the P20 under LRU+CFS with two apps cached, run into its
+/// measured part; returns it, the simulated time reached and a cached app.
+#[cfg(test)]
+pub(crate) fn measuring_sim_with_a_cached_app() -> (Sim, Nanos, u16) {
+    let opts = RunOptions { seed: 1, bg_apps: Some(2), ..Default::default() };
+    let mut sim = embedded_sim("p20", "ice-video-call", "lru-cfs", &opts);
+    let mut t = Nanos::from_secs_f64(1.0);
+    while !sim.measuring {
+        assert!(sim.run_until(t), "the run ended before its measured part");
+        t += Nanos::from_secs_f64(1.0);
+    }
+    let app = (0..sim.apps.len() as u16).find(|&a| sim.apps[a as usize].state == AppState::Cached).expect("a cached app");
+    (sim, t, app)
+}
+
 /// Checks that a run's inputs fit together (see [`Sim::try_new`]).
 fn check(device: &Device, workload: &Workload, catalog: &Catalog, setup: &Setup, opts: &RunOptions) -> Result<(), SimError> {
     let run = |msg: String| Err(SimError::Run(format!("workload `{}` on {}: {msg}", workload.name, device.name)));
@@ -2156,14 +2171,7 @@ mod tests {
     #[test]
     fn a_throttled_background_app_refaults_later() {
         let refaults_within = |throttle: bool| {
-            let opts = RunOptions { seed: 1, bg_apps: Some(2), ..Default::default() };
-            let mut sim = embedded_sim("p20", "ice-video-call", "lru-cfs", &opts);
-            let mut t = Nanos::from_secs_f64(1.0);
-            while !sim.measuring {
-                assert!(sim.run_until(t));
-                t += Nanos::from_secs_f64(1.0);
-            }
-            let app = (0..sim.apps.len() as u16).find(|&a| sim.apps[a as usize].state == AppState::Cached).unwrap();
+            let (mut sim, t, app) = measuring_sim_with_a_cached_app();
             let name = sim.apps[app as usize].spec.name.clone();
             sim.per_process_reclaim(&name, ReclaimKind::All).unwrap();
             if throttle {

@@ -444,7 +444,7 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::{scan_fractions, Evict, ReclaimKind, RECLAIM_BATCH};
-    use crate::engine::{embedded_sim, AppState, Ctx, Ev, RunOptions, Sim, FILE_CLUSTER};
+    use crate::engine::{embedded_sim, measuring_sim_with_a_cached_app, AppState, Ctx, Ev, RunOptions, Sim, FILE_CLUSTER};
     use crate::pages::{Loc, F_LOCKED, F_SHADOW};
     use floe_core::{AppId, Nanos, SystemView};
 
@@ -481,15 +481,8 @@ mod tests {
     /// entry, and the app's next background wakeups bring pages back as refaults.
     #[test]
     fn per_process_reclaim_takes_all_of_an_apps_lru_pages_and_its_wakeups_refault_them() {
-        let opts = RunOptions { seed: 1, bg_apps: Some(2), ..Default::default() };
-        let mut sim = embedded_sim("p20", "ice-video-call", "lru-cfs", &opts);
+        let (mut sim, t, app) = measuring_sim_with_a_cached_app();
         let lru = |sim: &Sim, l: [Loc; 2], app: u16| l.iter().map(|&l| sim.pages.count(app, l)).sum::<u32>();
-        let mut t = Nanos::from_secs_f64(1.0);
-        while !sim.measuring {
-            assert!(sim.run_until(t), "the run ended before its measured part");
-            t += Nanos::from_secs_f64(1.0);
-        }
-        let app = (0..sim.apps.len() as u16).find(|&a| sim.apps[a as usize].state == AppState::Cached).expect("a cached app");
         let name = sim.apps[app as usize].spec.name.clone();
         let (anon, file) = (lru(&sim, [Loc::ActiveAnon, Loc::InactiveAnon], app), lru(&sim, [Loc::ActiveFile, Loc::InactiveFile], app));
         let (zram, free) = (sim.pages.count(app, Loc::Zram), sim.free());
@@ -515,14 +508,7 @@ mod tests {
     #[test]
     fn per_process_reclaim_of_one_kind_leaves_the_other() {
         for kind in [ReclaimKind::File, ReclaimKind::Anon] {
-            let opts = RunOptions { seed: 1, bg_apps: Some(2), ..Default::default() };
-            let mut sim = embedded_sim("p20", "ice-video-call", "lru-cfs", &opts);
-            let mut t = Nanos::from_secs_f64(1.0);
-            while !sim.measuring {
-                assert!(sim.run_until(t));
-                t += Nanos::from_secs_f64(1.0);
-            }
-            let app = (0..sim.apps.len() as u16).find(|&a| sim.apps[a as usize].state == AppState::Cached).unwrap();
+            let (mut sim, _, app) = measuring_sim_with_a_cached_app();
             let name = sim.apps[app as usize].spec.name.clone();
             let lru = |sim: &Sim, l: [Loc; 2]| l.iter().map(|&l| sim.pages.count(app, l)).sum::<u32>() as u64;
             let (anon, file) = (lru(&sim, [Loc::ActiveAnon, Loc::InactiveAnon]), lru(&sim, [Loc::ActiveFile, Loc::InactiveFile]));

@@ -363,7 +363,7 @@ pub fn replicate(mut reports: Vec<Report>, findings: impl Fn(&[Table], &[RunReco
     }
     let mut notes = first.notes.clone();
     notes.push(format!(
-        "{n} seed replicates (--seeds {n}): replicate r (from 0) ran every run with its seed plus {} r (the --json runs carry their seeds); each figure is the replicates' mean, sd their standard deviation, and each finding is judged on the means and says in how many replicates it holds on its own. Notes above that name a seed describe the first replicate.",
+        "{n} seed replicates (--seeds {n}): replicate r (from 0) ran every run with its seed plus {} r (the --json runs carry their seeds); each figure is the replicates' mean, sd their standard deviation, and each finding is judged on the means and says in how many replicates it holds on its own. A finding's 95 % interval is that of the replicates' own values: where the finding takes the least (or most) of several cases, its value on the means can lie above (or below) that interval. Notes above that name a seed describe the first replicate.",
         crate::SEED_STRIDE
     ));
     Report { experiment: first.experiment.clone(), runs, tables, findings: judged, notes, seeds: n, sd }

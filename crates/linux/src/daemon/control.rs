@@ -309,8 +309,10 @@ pub const OWN_NICE: i32 = -10;
 /// Makes this process the last the kernel's OOM killer takes (oom_score_adj -1000),
 /// raises the calling thread's priority ([`OWN_NICE`]) and locks its memory as it is touched (mlockall with MCL_ONFAULT: pages are never
 /// swapped out or dropped, and what is never touched is never locked), as earlyoom and
-/// lmkd do: a killer that waits on a page fault under pressure kills late. Returns what
-/// could not be done.
+/// lmkd do: a killer that waits on a page fault under pressure kills late. Before the
+/// lock, the pages start-up alone mapped are released ([`release_startup_pages`]), so
+/// that what is locked is what the process touches from then on. Returns what could
+/// not be done.
 pub fn protect_self() -> Vec<String> {
     let mut notes = Vec::new();
     if let Err(e) = crate::write("/proc/self/oom_score_adj", "-1000") {

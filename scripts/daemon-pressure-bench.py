@@ -25,6 +25,8 @@ only that check relaxed.
 usage: sudo scripts/daemon-pressure-bench.py [--runs N] [--rates 200,400,700,1024]
        [--budget MIB] [--floe target/release/floe] [--policy android-lmk] [--idle-s 20]
        [--tools floe,earlyoom,nohang] [--idle-only]
+--floe takes `floe` (run as `floe daemon`) or `floed` (the daemon alone); `floe ctl`
+is the `floe` beside it.
 Everything it makes (groups, processes, files) is removed at exit.
 """
 import argparse, os, re, select, shutil, signal, statistics, subprocess, sys, time
@@ -221,7 +223,8 @@ class Bench:
         if tool == "floe":
             cfg = self.config(killer_mib, discover_ms)
             log = open(f"{self.a.logs}/floe-{time.time():.0f}.log", "w") if self.a.logs else subprocess.DEVNULL
-            d = subprocess.Popen([self.a.floe, "daemon", "--config", cfg], stdout=log)
+            daemon = [self.a.floe] if os.path.basename(self.a.floe) == "floed" else [self.a.floe, "daemon"]
+            d = subprocess.Popen(daemon + ["--config", cfg], stdout=log)
             self.procs.append(d)
             for _ in range(100):
                 if os.path.exists(f"/tmp/{TAG}.sock"):
@@ -315,7 +318,8 @@ class Bench:
         if not self.in_group([fg] + cached):
             sys.exit(f"{tool}: the apps did not join the budget's group")
         if tool == "floe":
-            subprocess.run([a.floe, "ctl", "--socket", f"/tmp/{TAG}.sock", "fg", "fg"], stdout=subprocess.DEVNULL)
+            floe = os.path.join(os.path.dirname(a.floe), "floe")
+            subprocess.run([floe, "ctl", "--socket", f"/tmp/{TAG}.sock", "fg", "fg"], stdout=subprocess.DEVNULL)
         self.go(go)
         group = f"{V1}/{TAG}"
         want = (a.fg_mib + 3 * a.cached_mib) << 20

@@ -8,6 +8,7 @@ use floe_sim::{Catalog, Device, RunOptions, Sim, Workload};
 use std::io::Write;
 use std::time::Instant;
 
+mod daemon_cmd;
 mod sweep;
 
 /// `println!` to standard output that returns an error (a full disk, a closed
@@ -132,38 +133,7 @@ enum Cmd {
     /// exits. Needs root. With `--check`, try every mechanism the policy needs (cgroups,
     /// freezer, kill, pidfds, process_madvise, pagemap, readahead, PSI triggers, refault
     /// counters, swappiness, zram and its writeback), one verdict per line, and exit.
-    Daemon {
-        /// Check the mechanisms and exit: 0 when every one the policy needs works.
-        #[arg(long)]
-        check: bool,
-        /// Config file (TOML; see packaging/floe.toml). Required unless --check.
-        #[arg(long)]
-        config: Option<String>,
-        /// The policy to check for with --check and no --config (default: ice); with
-        /// --config, the config's `policy` is the one.
-        #[arg(long, conflicts_with = "config")]
-        policy: Option<String>,
-        /// Log every action instead of taking it (overrides the config).
-        #[arg(long)]
-        dry_run: bool,
-        /// Append a timeline to FILE: a CSV row every `timeline_ms` (1 s unless the
-        /// config says), the columns of `floe sim --timeline` (overrides the config).
-        #[arg(long, value_name = "FILE")]
-        timeline: Option<String>,
-        /// Internal: supervise daemon PID and thaw its apps when it exits.
-        #[arg(long, hide = true)]
-        supervise: Option<i32>,
-        /// Internal: the cgroup root the supervisor thaws.
-        #[arg(long, hide = true, default_value = "floe")]
-        cgroup_root: String,
-        /// Internal: the adopted layout whose uid_N groups the supervisor thaws.
-        #[arg(long, hide = true)]
-        adopt_layout: Option<String>,
-        /// Internal: the supervisor also sets the apps' processes the daemon boosted
-        /// (nice -10, UCSG's foreground) back to 0.
-        #[arg(long, hide = true)]
-        unboost: bool,
-    },
+    Daemon(daemon_cmd::DaemonArgs),
     /// Talk to a running daemon: `fg APP` (APP comes to the foreground: a launch
     /// begins), `launch-done APP [MS]` (its first frame is up, after MS ms or the time
     /// since `fg`), `status`, `apps`, `metrics` (OpenMetrics text), `reclaim APP [MIB]`
@@ -345,7 +315,7 @@ fn main() {
         // help text that cannot be written is a failure, not a success.
         Err(e) => std::process::exit(if e.print().is_err() { 2 } else { e.exit_code() }),
     };
-    if !matches!(cli.cmd, Cmd::Daemon { .. } | Cmd::Ctl { .. }) {
+    if !matches!(cli.cmd, Cmd::Daemon(_) | Cmd::Ctl { .. }) {
         // A report piped into `head` stops at the reader's end like any Unix filter,
         // instead of panicking on the closed pipe (Rust ignores SIGPIPE by default).
         // The daemon and `ctl` keep it ignored: they write to sockets whose peer may go.
@@ -363,10 +333,7 @@ fn main() {
         Cmd::Experiment { name, quick, seeds, json, csv, report } => {
             experiment(&name, quick, seeds.unwrap_or(if quick { 1 } else { FULL_SEEDS }), json, csv.as_deref(), report.as_deref())
         }
-        Cmd::Daemon { check, config, policy, dry_run, timeline, supervise, cgroup_root, adopt_layout, unboost } => match supervise {
-            Some(pid) => floe_linux::daemon::supervise(pid, &cgroup_root, adopt_layout.as_deref(), unboost).map_err(Into::into),
-            None => daemon(check, config.as_deref(), policy.as_deref().unwrap_or("ice"), dry_run, timeline),
-        },
+        Cmd::Daemon(a) => daemon_cmd::run(a, &["daemon"]),
         Cmd::State { db, policy, set } => state(&db, policy.as_deref(), set.as_deref()),
         Cmd::Ctl { socket, request } => {
             floe_linux::daemon::ctl(std::path::Path::new(&socket), &request.join(" ")).map_err(anyhow::Error::from).and_then(|out| {
@@ -384,43 +351,6 @@ fn main() {
         eprintln!("floe: error: {e:#}");
         std::process::exit(2);
     }
-}
-
-fn daemon(check: bool, config: Option<&str>, policy: &str, dry_run: bool, timeline: Option<String>) -> Result<()> {
-    let cfg = config.map(floe_linux::daemon::Config::load).transpose()?;
-    let policy = cfg.as_ref().map_or(policy, |c| c.policy.as_str());
-    if floe_policies::lookup(policy).is_none() {
-        bail!("unknown policy `{policy}` (see `floe list policies`)");
-    }
-    if !check {
-        let Some(mut cfg) = cfg else { bail!("the daemon needs --config FILE (or --check to test this machine)") };
-        cfg.dry_run |= dry_run;
-        if let Some(t) = timeline {
-            cfg.timeline = Some(t.into());
-        }
-        let exe = std::env::current_exe()?;
-        let mut d = floe_linux::daemon::Daemon::new(cfg, Some(&exe))?;
-        return d.run().map_err(Into::into);
-    }
-    let need = floe_linux::check::required(policy);
-    let verdicts = floe_linux::check::run();
-    let mut missing = Vec::new();
-    for v in &verdicts {
-        let req = need.contains(&v.mechanism);
-        let tag = match (v.ok, req) {
-            (true, _) => "ok",
-            (false, true) => "MISSING",
-            (false, false) => "unavailable",
-        };
-        outln!("{tag:<12} {:<20} {}{}", v.mechanism, v.detail, if req { "" } else { "  (optional for this policy)" });
-        if !v.ok && req {
-            missing.push(v.mechanism);
-        }
-    }
-    if !missing.is_empty() {
-        bail!("policy `{policy}` needs what this kernel does not offer: {}", missing.join(", "));
-    }
-    Ok(())
 }
 
 fn state(db: &str, policy: Option<&str>, set: Option<&str>) -> Result<()> {

@@ -244,11 +244,14 @@ fn db_files(db: &str) -> Vec<PathBuf> {
 /// Starts the daemon on `cfg` and waits for its first line (groups, supervisor and
 /// socket are up); its lines go to stderr and are collected.
 fn start_daemon(cfg: &Path, expect: &str) -> (Child, std::sync::Arc<Mutex<Vec<String>>>) {
-    let mut daemon = Command::new(env!("CARGO_BIN_EXE_floe"))
-        .args(["daemon", "--config", cfg.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_floe"));
+    cmd.args(["daemon", "--config", cfg.to_str().unwrap()]);
+    start_daemon_cmd(cmd, expect)
+}
+
+/// [`start_daemon`] with the daemon's whole command (`floed --config FILE`, say).
+fn start_daemon_cmd(mut cmd: Command, expect: &str) -> (Child, std::sync::Arc<Mutex<Vec<String>>>) {
+    let mut daemon = cmd.stdout(Stdio::piped()).spawn().unwrap();
     let mut lines = std::io::BufReader::new(daemon.stdout.take().unwrap()).lines();
     let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
     loop {
@@ -1505,21 +1508,11 @@ fn a_killed_supervisor_is_replaced() {
     let (mut daemon, lines) = start_daemon(&cfg, "policy ice, 1 apps");
     c.procs.push(sleeper(&format!("{tag}-a")));
     wait_adopted(&sock, 1);
-    // The daemon's children that supervise it, by their command lines.
-    let supervisors = |of: u32| -> Vec<u32> {
-        let want = format!("--supervise\0{of}\0");
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-            .filter(|p| std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(&want)))
-            .filter(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| !s.contains(") Z ")))
-            .collect()
-    };
-    let first = supervisors(daemon.id());
+    let first = supervisors_of(daemon.id());
     assert_eq!(first.len(), 1, "one supervisor: {first:?}");
     assert!(Command::new("kill").args(["-KILL", &first[0].to_string()]).status().unwrap().success());
     wait_for("another supervisor", Duration::from_secs(5), || {
-        let now = supervisors(daemon.id());
+        let now = supervisors_of(daemon.id());
         now.len() == 1 && now[0] != first[0]
     });
     // The daemon says so (its log is read on another thread: wait for the line).
@@ -1530,6 +1523,72 @@ fn a_killed_supervisor_is_replaced() {
     });
     // The new supervisor does its work: the daemon killed with the app frozen, the app
     // is thawed.
+    let frozen = v2.join(&tag).join("a").join("cgroup.freeze");
+    std::fs::write(&frozen, "1").unwrap();
+    daemon.kill().unwrap();
+    daemon.wait().unwrap();
+    wait_for("the app thawed", Duration::from_secs(5), || std::fs::read_to_string(&frozen).unwrap_or_default().trim() == "0");
+}
+
+/// The daemon's children that supervise it, by their command lines (`--supervise PID`).
+fn supervisors_of(daemon: u32) -> Vec<u32> {
+    let want = format!("--supervise\0{daemon}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(&want)))
+        .filter(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| !s.contains(") Z ")))
+        .collect()
+}
+
+/// KiB of `pid`'s address space mapped from `file` (the sum of its mappings' Rss).
+fn rss_of_file_kb(pid: u32, file: &Path) -> u64 {
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap();
+    let mut mine = false;
+    let mut kb = 0;
+    for l in smaps.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if w.first().is_some_and(|a| a.contains('-') && !a.ends_with(':')) {
+            mine = w.get(5).is_some_and(|p| Path::new(p) == file);
+        } else if mine && w.first() == Some(&"Rss:") {
+            kb += w[1].parse::<u64>().unwrap();
+        }
+    }
+    kb
+}
+
+/// `floed`, the daemon alone: a config it cannot use is refused before anything
+/// changes, with the reason; a good one runs under a supervisor that is `floed` too,
+/// which keeps mapped only the pages it touches to wait (its start-up's are released)
+/// and thaws the apps when the daemon is killed.
+#[test]
+fn floed_runs_the_daemon_with_its_own_supervisor() {
+    let _alone = crate::alone();
+    let floed = Path::new(env!("CARGO_BIN_EXE_floed"));
+    let mut it = itest("floed", false);
+    it.config("no-such-policy", &["a"], "");
+    let out = Command::new(floed).args(["--config", it.cfg.to_str().unwrap()]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("floed: error:") && err.contains("no-such-policy"), "{err}");
+    assert!(!it.v2.join(&it.tag).exists(), "nothing made for a refused config");
+    let out = Command::new(floed).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the daemon needs --config FILE"));
+
+    it.ice_config(&["a"], "");
+    let Itest { tag, v2, sock, cfg, mut c, .. } = it;
+    let mut cmd = Command::new(floed);
+    cmd.args(["--config", cfg.to_str().unwrap()]);
+    let (mut daemon, _lines) = start_daemon_cmd(cmd, "policy ice, 1 apps");
+    c.procs.push(sleeper(&format!("{tag}-a")));
+    wait_adopted(&sock, 1);
+    let sup = supervisors_of(daemon.id());
+    assert_eq!(sup.len(), 1, "one supervisor: {sup:?}");
+    assert_eq!(std::fs::read_link(format!("/proc/{}/exe", sup[0])).unwrap(), floed.canonicalize().unwrap());
+    // Locked as the daemon is (mlockall), but only what it touches after start-up.
+    assert!(vm_kb(sup[0], "VmLck:") > 0, "the supervisor locked its memory");
+    let mapped = rss_of_file_kb(sup[0], &floed.canonicalize().unwrap());
+    assert!(mapped > 0 && mapped < 1024, "the supervisor maps {mapped} KiB of floed");
     let frozen = v2.join(&tag).join("a").join("cgroup.freeze");
     std::fs::write(&frozen, "1").unwrap();
     daemon.kill().unwrap();

@@ -309,13 +309,17 @@ pub const OWN_NICE: i32 = -10;
 /// Makes this process the last the kernel's OOM killer takes (oom_score_adj -1000),
 /// raises the calling thread's priority ([`OWN_NICE`]) and locks its memory as it is touched (mlockall with MCL_ONFAULT: pages are never
 /// swapped out or dropped, and what is never touched is never locked), as earlyoom and
-/// lmkd do: a killer that waits on a page fault under pressure kills late. Returns what
-/// could not be done.
+/// lmkd do: a killer that waits on a page fault under pressure kills late. Before the
+/// lock, the pages start-up alone mapped are released ([`release_startup_pages`]), so
+/// that what is locked is what the process touches from then on. Returns what could
+/// not be done.
 pub fn protect_self() -> Vec<String> {
     let mut notes = Vec::new();
     if let Err(e) = crate::write("/proc/self/oom_score_adj", "-1000") {
         notes.push(format!("cannot set own oom_score_adj: {e}"));
     }
+    // Before the lock: what start-up alone touched is not kept resident and locked.
+    release_startup_pages();
     // SAFETY: mlockall has no memory preconditions.
     if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE | libc::MCL_ONFAULT) } != 0 {
         notes.push(format!("cannot lock own memory: {}", std::io::Error::last_os_error()));
@@ -328,6 +332,132 @@ pub fn protect_self() -> Vec<String> {
         notes.push(format!("cannot set own nice to {OWN_NICE}: {}", std::io::Error::last_os_error()));
     }
     notes
+}
+
+/// Unmaps the code and read-only data pages start-up mapped (the config parser, the
+/// state database's schema, the argument parser, and every page the kernel's
+/// fault-around mapped beside them, 64 KiB at a time) and returns the heap's free
+/// pages, so that the memory locked afterwards is what the loop touches. Only clean
+/// file-backed mappings are dropped (read-only, no private copy): their pages stay in
+/// the page cache, shared and evictable, and a page the loop needs is mapped again
+/// from there on its first touch. Returns the KiB unmapped.
+pub fn release_startup_pages() -> u64 {
+    let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
+        return 0;
+    };
+    // Each mapping's header line comes first, then its fields (`Rss:` before
+    // `Anonymous:`).
+    let mut released = 0;
+    let mut cur: Option<(usize, usize)> = None;
+    let mut rss = 0;
+    for line in smaps.lines() {
+        let mut w = line.split_ascii_whitespace();
+        let first = w.next().unwrap_or("");
+        let value = |w: &mut std::str::SplitAsciiWhitespace| w.next().and_then(|v| v.parse::<u64>().ok());
+        if let Some((a, b)) = first.split_once('-').filter(|_| !first.ends_with(':')) {
+            let (perms, path) = (w.next().unwrap_or(""), w.nth(3).unwrap_or(""));
+            let range = usize::from_str_radix(a, 16).ok().zip(usize::from_str_radix(b, 16).ok());
+            cur = range.filter(|_| matches!(perms, "r-xp" | "r--p") && path.starts_with('/'));
+        } else if first == "Rss:" {
+            rss = value(&mut w).unwrap_or(0);
+        } else if first == "Anonymous:" {
+            if let (Some((start, end)), Some(0)) = (cur.take(), value(&mut w)) {
+                // SAFETY: a whole mapping of this process, file-backed, not writable
+                // and with no private (anonymous) page: MADV_DONTNEED only unmaps
+                // page-cache pages, which the next access maps again unchanged.
+                if unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) } == 0 {
+                    released += rss;
+                }
+            }
+        }
+    }
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only returns free heap memory to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    released
+}
+
+/// Which pages of the clean file mappings (code, read-only data) this process has
+/// mapped, from /proc/self/pagemap: taken before work that runs rarely and touches
+/// much code (a save to the state database), so that what that work mapped, and only
+/// that, can be unmapped after it ([`MappedPages::release_new`]).
+pub struct MappedPages {
+    /// Each mapping's start and, per page, whether it was mapped.
+    maps: Vec<(usize, Vec<bool>)>,
+    /// Whether this process locks its memory (mlockall): what is unmapped is locked
+    /// again (on fault) after.
+    locked: bool,
+}
+
+/// A page table entry in /proc/PID/pagemap: present, and a file page (not an
+/// anonymous copy).
+const PM_PRESENT: u64 = 1 << 63;
+const PM_FILE: u64 = 1 << 61;
+
+impl MappedPages {
+    /// The clean file mappings' pages as mapped now; `None` if /proc cannot say.
+    pub fn now() -> Option<MappedPages> {
+        let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+        let pagemap = std::fs::File::open("/proc/self/pagemap").ok()?;
+        let mut out = Vec::new();
+        for line in maps.lines() {
+            let mut w = line.split_ascii_whitespace();
+            let (Some(range), Some(perms), Some(path)) = (w.next(), w.next(), w.nth(3)) else { continue };
+            let Some((a, b)) = range.split_once('-') else { continue };
+            let (Ok(start), Ok(end)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) else { continue };
+            if !matches!(perms, "r-xp" | "r--p") || !path.starts_with('/') {
+                continue;
+            }
+            let mut buf = vec![0u8; (end - start) / 4096 * 8];
+            std::os::unix::fs::FileExt::read_exact_at(&pagemap, &mut buf, (start / 4096 * 8) as u64).ok()?;
+            let entry = |c: &[u8]| u64::from_ne_bytes(c.try_into().expect("8 bytes"));
+            out.push((start, buf.chunks_exact(8).map(|c| entry(c) & (PM_PRESENT | PM_FILE) == PM_PRESENT | PM_FILE).collect()));
+        }
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let locked = status.lines().find_map(|l| l.strip_prefix("VmLck:")).is_some_and(|v| v.trim() != "0 kB");
+        Some(MappedPages { maps: out, locked })
+    }
+
+    /// Unmaps the clean file pages mapped since `self` was taken (they stay in the page
+    /// cache; the next touch maps them again), keeping the mappings locked as they
+    /// were (mlock on fault) in a process that locks its memory. Returns how many
+    /// pages it unmapped.
+    pub fn release_new(&self) -> usize {
+        let Some(now) = MappedPages::now() else { return 0 };
+        let mut released = 0;
+        for (start, pages) in &now.maps {
+            let Some((_, before)) = self.maps.iter().find(|(s, b)| s == start && b.len() == pages.len()) else { continue };
+            let new = |i: usize| pages[i] && !before[i];
+            let mut i = 0;
+            while i < pages.len() {
+                if !new(i) {
+                    i += 1;
+                    continue;
+                }
+                let run = i;
+                while i < pages.len() && new(i) {
+                    i += 1;
+                }
+                let (addr, len) = ((start + run * 4096) as *mut libc::c_void, (i - run) * 4096);
+                // SAFETY: whole pages of a read-only private file mapping of this
+                // process that hold no private copy (pagemap: file pages); unlocked,
+                // MADV_DONTNEED unmaps them and the next access maps the page cache's
+                // again, unchanged. The range is locked again as mlockall left it.
+                unsafe {
+                    let unlocked = libc::munlock(addr, len) == 0;
+                    if unlocked && libc::madvise(addr, len, libc::MADV_DONTNEED) == 0 {
+                        released += i - run;
+                    }
+                    if unlocked && self.locked {
+                        libc::mlock2(addr, len, libc::MLOCK_ONFAULT);
+                    }
+                }
+            }
+        }
+        released
+    }
 }
 
 /// The supervisor: waits for the daemon to exit, however it exits, and thaws every app
@@ -442,5 +572,32 @@ mod tests {
         let e = ctl(Path::new("/nonexistent/floe.sock"), "status").unwrap_err().to_string();
         assert!(e.contains("cannot reach the daemon") && e.contains("is the daemon running"), "{e}");
         assert!(ctl(Path::new("/nonexistent/floe.sock"), "bogus").unwrap_err().to_string().contains("unknown request"));
+    }
+
+    /// What ran between two snapshots of the mapped code pages is unmapped again, and
+    /// only that: the code runs on and maps it back on a touch.
+    #[test]
+    fn pages_mapped_since_a_snapshot_are_released() {
+        // Nothing mapped but what runs from here on (and what other tests touch).
+        release_startup_pages();
+        let before = MappedPages::now().expect("pagemap");
+        let dir = crate::scratch_dir("mapped-pages");
+        let mut store = crate::state::Store::open(&dir.join("s.db")).unwrap();
+        store.save("ice", "{}").unwrap();
+        assert!(before.release_new() > 0, "the save mapped code pages");
+        store.save("ice", "{\"a\": 1}").unwrap();
+        assert_eq!(store.load("ice").unwrap().as_deref(), Some("{\"a\": 1}"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// Start-up's pages are unmapped, not lost: the code runs on, the heap and the
+    /// relocated data keep their contents, and the clean pages come back on a touch.
+    #[test]
+    fn released_startup_pages_come_back_unchanged() {
+        let kept: Vec<String> = (0..1000).map(|i| format!("value {i}")).collect();
+        assert!(release_startup_pages() > 0, "the test binary's code was mapped");
+        assert_eq!(kept[999], "value 999");
+        assert_eq!(Request::parse("status"), Ok(Request::Status));
+        assert!(std::fs::read_to_string("/proc/self/status").unwrap().contains("VmRSS"));
     }
 }

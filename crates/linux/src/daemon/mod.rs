@@ -446,7 +446,10 @@ impl Daemon {
     /// the timeline. A start-up that fails after making groups removes the ones it made.
     /// In a dry run no group is made, thawed, limited or filled: the apps are the
     /// processes the rules match, observed in place.
-    pub fn new(cfg: Config, supervisor_exe: Option<&Path>) -> Result<Daemon> {
+    ///
+    /// The supervisor is `supervisor`'s executable run with its words, then
+    /// `--supervise PID` and what it thaws; none with `None` (or in a dry run).
+    pub fn new(cfg: Config, supervisor: Option<(&Path, &[&str])>) -> Result<Daemon> {
         let hier = Hierarchies::detect()?;
         let policy = floe_policies::make(&cfg.policy).ok_or_else(|| Error::Unsupported(format!("unknown policy `{}`", cfg.policy)))?;
         let setup = policy.setup();
@@ -463,7 +466,7 @@ impl Daemon {
             None => None,
         };
         let mut made = Vec::new();
-        let r = Daemon::start(cfg, hier, policy, setup, store, timeline, ctl, supervisor_exe, &mut made);
+        let r = Daemon::start(cfg, hier, policy, setup, store, timeline, ctl, supervisor, &mut made);
         if r.is_err() {
             // Deepest first; a group that holds a process stays (the kernel refuses).
             for d in made.iter().rev() {
@@ -484,7 +487,7 @@ impl Daemon {
         store: Store,
         timeline: Option<Timeline>,
         ctl: ControlPlane,
-        supervisor_exe: Option<&Path>,
+        supervisor: Option<(&Path, &[&str])>,
         made: &mut Vec<PathBuf>,
     ) -> Result<Daemon> {
         let dry = cfg.dry_run;
@@ -571,9 +574,9 @@ impl Daemon {
         };
         let prepager = setup.prepage.filter(|p| p.anon).map(|_| AnonPrepager::new());
         let file_prepager = setup.prepage.filter(|p| p.file).map(|_| FilePrepager::new());
-        let supervisor_cmd = supervisor_exe.filter(|_| !dry).map(|exe| {
-            let mut args: Vec<String> =
-                ["daemon", "--supervise", &std::process::id().to_string(), "--cgroup-root", &cfg.cgroup_root].map(String::from).into();
+        let supervisor_cmd = supervisor.filter(|_| !dry).map(|(exe, words)| {
+            let mut args: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+            args.extend(["--supervise", &std::process::id().to_string(), "--cgroup-root", &cfg.cgroup_root].map(String::from));
             args.extend(cfg.adopt_layout.iter().flat_map(|l| ["--adopt-layout".to_string(), l.clone()]));
             if setup.cpu == CpuMode::FgBoost {
                 args.push("--unboost".into());
@@ -757,7 +760,15 @@ impl Daemon {
         if self.saved.get(key) == Some(&text) {
             return Ok(());
         }
-        self.store.save(key, &text)?;
+        // SQLite's write path is over a megabyte of code, run every few seconds at
+        // most, never on the way to a kill: what it mapped is unmapped after, not
+        // kept locked beside the loop's pages.
+        let mapped = MappedPages::now();
+        let r = self.store.save(key, &text);
+        if let Some(m) = mapped {
+            m.release_new();
+        }
+        r?;
         self.saved.insert(key.to_string(), text);
         Ok(())
     }

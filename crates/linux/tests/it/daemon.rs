@@ -348,7 +348,10 @@ fn the_socket_is_granted_to_ctl_gid_and_other_users_act_only_on_their_apps() {
 fn a_failed_start_removes_the_groups_it_made() {
     let _quiet = crate::quiet();
     let t = dtest("partial");
-    let e = Daemon::new(t.config("ice", &["a", "b"], ""), Some(Path::new("/nonexistent/floe"))).err().expect("refused").to_string();
+    let e = Daemon::new(t.config("ice", &["a", "b"], ""), Some((Path::new("/nonexistent/floe"), &["daemon"])))
+        .err()
+        .expect("refused")
+        .to_string();
     assert!(e.contains("/nonexistent/floe"), "{e}");
     for root in t.roots() {
         assert!(!root.exists(), "{} left behind", root.display());

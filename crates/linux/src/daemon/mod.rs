@@ -760,15 +760,7 @@ impl Daemon {
         if self.saved.get(key) == Some(&text) {
             return Ok(());
         }
-        // SQLite's write path is over a megabyte of code, run every few seconds at
-        // most, never on the way to a kill: what it mapped is unmapped after, not
-        // kept locked beside the loop's pages.
-        let mapped = MappedPages::now();
-        let r = self.store.save(key, &text);
-        if let Some(m) = mapped {
-            m.release_new();
-        }
-        r?;
+        self.store.save(key, &text)?;
         self.saved.insert(key.to_string(), text);
         Ok(())
     }

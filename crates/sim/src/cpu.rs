@@ -73,6 +73,10 @@ pub struct Cpu<T> {
     /// Cores running a job under the current rates: one a running job, except that the
     /// background group's jobs, sharing its cpuset, keep at most its cores busy.
     busy_cores: u32,
+    /// [`Cpu::next_completion`]'s answer while no job's work or rate has changed since
+    /// it was computed (None: to compute): the engine asks after every event, most of
+    /// which leave the CPU alone.
+    next: Option<Option<Nanos>>,
 }
 
 /// How the background group is scheduled.
@@ -135,6 +139,7 @@ impl<T> Cpu<T> {
             caps: Vec::new(),
             top: None,
             busy_cores: 0,
+            next: None,
         }
     }
 
@@ -177,6 +182,7 @@ impl<T> Cpu<T> {
                 self.busy_core_ns += j.rate * dt;
             }
             self.busy_ns += f64::from(self.busy_cores) * dt;
+            self.next = None;
         }
         self.updated = self.updated.max(now);
     }
@@ -201,6 +207,7 @@ impl<T> Cpu<T> {
 
     /// Sets every job's rate ([`Cpu::share`]) and counts the cores kept busy.
     fn rebalance(&mut self) {
+        self.next = None;
         self.share();
         let group = self.group.active();
         let (mut fg, mut bg) = (0u32, 0u32);
@@ -357,13 +364,23 @@ impl<T> Cpu<T> {
 
     /// The time the next job finishes, if any job is running (the end of time, u64's
     /// largest, for one too slow to finish before it).
-    pub fn next_completion(&self) -> Option<Nanos> {
-        self.jobs
-            .iter()
-            .filter(|j| j.rate > 0.0)
-            .map(|j| self.updated.0.saturating_add((j.left.max(0.0) / j.rate).ceil() as u64))
-            .min()
-            .map(Nanos)
+    pub fn next_completion(&mut self) -> Option<Nanos> {
+        if let Some(next) = self.next {
+            return next;
+        }
+        // The earliest finish is the ceiling of the least time left: the ceiling and the
+        // saturating add keep the order of the times, so one ceiling (a libm call on the
+        // baseline target) serves all the jobs.
+        let mut least: Option<f64> = None;
+        for j in self.jobs.iter().filter(|j| j.rate > 0.0) {
+            let t = j.left.max(0.0) / j.rate;
+            if least.map_or(true, |l| t < l) {
+                least = Some(t);
+            }
+        }
+        let next = least.map(|t| Nanos(self.updated.0.saturating_add(t.ceil() as u64)));
+        self.next = Some(next);
+        next
     }
 
     /// Removes and returns the continuations of jobs finished by `now`, in the order

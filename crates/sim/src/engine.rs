@@ -581,6 +581,19 @@ fn skewed(rng: &mut FastRng, n: u32) -> u32 {
     }
 }
 
+/// `x.ceil() as i64` (saturating) without libm's `ceil`, a call on the baseline x86-64
+/// target: free memory counts the zram pool's pages at every allocation. Truncation
+/// is exact, and so is comparing it with `x`, so this is the library's result.
+#[inline]
+fn ceil_i64(x: f64) -> i64 {
+    let t = x as i64;
+    if t < i64::MAX && (t as f64) < x {
+        t + 1
+    } else {
+        t
+    }
+}
+
 /// Maps a uniform 32-bit draw onto `0..n`.
 #[inline]
 fn below(x: u32, n: u32) -> u32 {
@@ -1154,7 +1167,7 @@ impl Sim {
     }
 
     fn zram_pool_pages(&self) -> i64 {
-        (self.zram_stored as f64 / self.zram_ratio).ceil() as i64
+        ceil_i64(self.zram_stored as f64 / self.zram_ratio)
     }
 
     fn free(&self) -> i64 {
@@ -2159,6 +2172,20 @@ impl SystemView for Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ceil_i64_is_the_librarys_ceil() {
+        let mut x = 1e-3f64;
+        for v in [0.0, -0.5, -1.0, 1.0, 4503599627370495.5, 9.223372036854776e18, 1e300, f64::INFINITY, f64::NAN] {
+            assert_eq!(ceil_i64(v), v.ceil() as i64, "{v}");
+        }
+        while x < 1e20 {
+            for v in [x, x.next_up(), x.next_down(), x.ceil(), x.ceil().next_up(), x.ceil().next_down(), -x] {
+                assert_eq!(ceil_i64(v), v.ceil() as i64, "{v}");
+            }
+            x *= 1.618;
+        }
+    }
 
     /// A background wakeup touches its pages as its CPU is served: with the cores taken
     /// by busier threads, an app whose pages were all reclaimed refaults them later.

@@ -7,6 +7,20 @@ use std::ops::{Add, AddAssign, Sub, SubAssign};
 /// Size of one page in bytes; floe models 4 KiB pages everywhere.
 pub const PAGE_SIZE: u64 = 4096;
 
+/// `x.round() as u64` (ties away from zero; saturating, NaN to 0), without
+/// libm's `round`, a call on the baseline x86-64 target, which has no rounding
+/// instruction: the system threads' bursts and gaps convert a draw each. The fraction
+/// `x - trunc(x)` of a double is exact, so this is the library's result.
+#[inline]
+pub fn round_u64(x: f64) -> u64 {
+    let t = x as u64;
+    if t < u64::MAX && x - t as f64 >= 0.5 {
+        t + 1
+    } else {
+        t
+    }
+}
+
 /// A point in time or a duration, in nanoseconds since the start of a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Nanos(pub u64);
@@ -24,7 +38,7 @@ impl Nanos {
     }
     /// Converts a floating-point number of milliseconds, rounding to the nearest nanosecond.
     pub fn from_ms_f64(ms: f64) -> Nanos {
-        Nanos((ms.max(0.0) * 1e6).round() as u64)
+        Nanos(round_u64(ms.max(0.0) * 1e6))
     }
     pub fn from_secs_f64(s: f64) -> Nanos {
         Nanos((s.max(0.0) * 1e9).round() as u64)
@@ -116,6 +130,37 @@ impl fmt::Display for AppId {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn round_u64_is_the_librarys_round() {
+        let mut x = 1.0f64;
+        let mut seen = 0;
+        for v in [
+            0.0,
+            -0.7,
+            0.49999999999999994,
+            0.5,
+            1.5,
+            2.5,
+            4503599627370495.5,
+            4503599627370497.0,
+            1.8446744073709552e19,
+            1e300,
+            f64::INFINITY,
+            f64::NAN,
+        ] {
+            assert_eq!(super::round_u64(v), v.round() as u64, "{v}");
+        }
+        // Values over every binade, and their neighbours around the halves.
+        while x < 1e20 {
+            for v in [x, x + 0.5, (x + 0.5).next_up(), (x + 0.5).next_down(), x * 1.37, x / 3.0] {
+                assert_eq!(super::round_u64(v), v.round() as u64, "{v}");
+                seen += 1;
+            }
+            x *= 1.618;
+        }
+        assert!(seen > 500);
+    }
+
     use super::*;
 
     #[test]

@@ -45,8 +45,8 @@ struct Job<T> {
     app: Option<u16>,
     paused: bool,
     rate: f64,
-    /// The core it runs on while every job has one (big.LITTLE only).
-    core: Option<usize>,
+    /// The core it runs on while every job has one (big.LITTLE only: at most 64 cores).
+    core: Option<u8>,
     cont: T,
 }
 
@@ -73,6 +73,10 @@ pub struct Cpu<T> {
     /// Cores running a job under the current rates: one a running job, except that the
     /// background group's jobs, sharing its cpuset, keep at most its cores busy.
     busy_cores: u32,
+    /// [`Cpu::next_completion`]'s answer while no job's work or rate has changed since
+    /// it was computed (None: to compute): the engine asks after every event, most of
+    /// which leave the CPU alone.
+    next: Option<Option<Nanos>>,
 }
 
 /// How the background group is scheduled.
@@ -94,9 +98,11 @@ impl BgGroup {
 /// Water-filling: each item (weight, most it can use) gets its weighted share of `cap`,
 /// those whose share exceeds their limit get the limit and the rest share what is
 /// left. `items` is reordered; `rates[k]` is the rate of `items[k]` after the call.
+///
+/// Every item but the last has a limit of one core and the items come in ascending
+/// index (what [`Cpu::share`] builds), which [`order`] relies on.
 fn fill(items: &mut [(f64, f64, usize)], cap: f64, rates: &mut Vec<f64>) {
-    // Items that saturate first are those with the least room per unit of weight.
-    items.sort_by(|a, b| (a.1 * b.0).total_cmp(&(b.1 * a.0)).then(a.2.cmp(&b.2)));
+    order(items);
     rates.clear();
     rates.resize(items.len(), 0.0);
     let mut cap = cap;
@@ -117,6 +123,40 @@ fn fill(items: &mut [(f64, f64, usize)], cap: f64, rates: &mut Vec<f64>) {
     }
 }
 
+/// Orders the items so that those that saturate first (the least room per unit of
+/// weight, `a.1 / a.0`, compared as `a.1 * b.0` against `b.1 * a.0`) come first, ties by
+/// index. Among items of one core each that is the weight, heaviest first: the items
+/// before the last, in ascending index, take a stable insertion sort by weight (integers
+/// as f64, compared exactly, without the products), and the last, which may be the
+/// background group's, goes after every item the comparison puts before it (a scan from
+/// the front: the group, with the least room per weight, mostly goes first). The
+/// comparison orders the items totally (the products of one limit by the weights keep
+/// the weights' order), so this is the order a sort by it gives.
+fn order(items: &mut [(f64, f64, usize)]) {
+    let Some((&mut last, rest)) = items.split_last_mut() else {
+        return;
+    };
+    debug_assert!(rest.iter().all(|i| i.1 == 1.0) && rest.windows(2).all(|w| w[0].2 < w[1].2));
+    for k in 1..rest.len() {
+        let item = rest[k];
+        let mut at = k;
+        while at > 0 && rest[at - 1].0 < item.0 {
+            rest[at] = rest[at - 1];
+            at -= 1;
+        }
+        rest[at] = item;
+    }
+    let before = |a: &(f64, f64, usize)| (a.1 * last.0).total_cmp(&(last.1 * a.0)).then(a.2.cmp(&last.2)).is_lt();
+    let mut at = 0;
+    while at < rest.len() && before(&rest[at]) {
+        at += 1;
+    }
+    for k in (at..rest.len()).rev() {
+        items[k + 1] = items[k];
+    }
+    items[at] = last;
+}
+
 impl<T> Cpu<T> {
     pub fn new(cores: u32) -> Cpu<T> {
         Cpu::with_group(cores, BgGroup::default())
@@ -135,6 +175,7 @@ impl<T> Cpu<T> {
             caps: Vec::new(),
             top: None,
             busy_cores: 0,
+            next: None,
         }
     }
 
@@ -177,6 +218,7 @@ impl<T> Cpu<T> {
                 self.busy_core_ns += j.rate * dt;
             }
             self.busy_ns += f64::from(self.busy_cores) * dt;
+            self.next = None;
         }
         self.updated = self.updated.max(now);
     }
@@ -201,6 +243,7 @@ impl<T> Cpu<T> {
 
     /// Sets every job's rate ([`Cpu::share`]) and counts the cores kept busy.
     fn rebalance(&mut self) {
+        self.next = None;
         self.share();
         let group = self.group.active();
         let (mut fg, mut bg) = (0u32, 0u32);
@@ -223,9 +266,6 @@ impl<T> Cpu<T> {
         if !self.caps.is_empty() && self.place() {
             return;
         }
-        for j in &mut self.jobs {
-            j.core = None;
-        }
         // Equal cores, or more jobs than cores: the fluid share of their total capacity.
         let capacity = if self.caps.is_empty() { self.cores as f64 } else { self.caps.iter().sum() };
         let group = self.group.active();
@@ -234,6 +274,7 @@ impl<T> Cpu<T> {
         items.clear();
         let (mut bg_weight, mut bg_jobs) = (0.0, 0usize);
         for (i, j) in self.jobs.iter_mut().enumerate() {
+            j.core = None;
             j.rate = 0.0;
             if j.paused {
                 continue;
@@ -288,7 +329,9 @@ impl<T> Cpu<T> {
         let n = self.caps.len();
         let group = self.group.active();
         let bg_from = self.group.cores.map_or(0, |c| n.saturating_sub(c as usize));
-        let (mut runnable, mut bg) = (0, 0);
+        let top = self.top;
+        let is_top = |j: &Job<T>| j.app.is_some() && j.app == top;
+        let (mut runnable, mut bg, mut unplaced, mut tops) = (0, 0, 0, 0);
         // Cores taken, one bit each (at most 64 cores).
         let mut used: u64 = 0;
         for j in self.jobs.iter_mut() {
@@ -298,50 +341,63 @@ impl<T> Cpu<T> {
             }
             runnable += 1;
             bg += (group && j.bg) as usize;
-            if let Some(c) = j.core {
-                used |= 1 << c;
+            tops += is_top(j) as usize;
+            match j.core {
+                Some(c) => used |= 1 << c,
+                None => unplaced += 1,
             }
         }
         if runnable > n || bg > n - bg_from {
             return false;
         }
-        let top = self.top;
-        let is_top = |j: &Job<T>| j.app.is_some() && j.app == top;
+        // The cores from `from` on, one bit each. The caps run fastest first, so the
+        // lowest idle bit is the fastest idle core.
+        let cores_from = |from: usize| if from >= 64 { 0 } else { (u64::MAX >> (64 - n)) & (u64::MAX << from) };
         // Jobs without a core take the fastest idle one they may use: the foreground's
         // first, then the others in the order they came. A job that finds none idle in
         // its range (the group's cores taken by others) makes the jobs share.
-        for pass_top in [true, false] {
-            for i in 0..self.jobs.len() {
-                let j = &self.jobs[i];
-                if j.paused || j.core.is_some() || is_top(j) != pass_top {
-                    continue;
-                }
-                let from = if group && j.bg { bg_from } else { 0 };
-                let Some(c) = (from..n).find(|&c| used & (1 << c) == 0) else {
-                    for j in self.jobs.iter_mut() {
-                        j.core = None;
+        if unplaced > 0 {
+            for pass_top in [true, false] {
+                for i in 0..self.jobs.len() {
+                    let j = &self.jobs[i];
+                    if j.paused || j.core.is_some() || is_top(j) != pass_top {
+                        continue;
                     }
-                    return false;
-                };
-                used |= 1 << c;
-                self.jobs[i].core = Some(c);
+                    let idle = cores_from(if group && j.bg { bg_from } else { 0 }) & !used;
+                    if idle == 0 {
+                        for j in self.jobs.iter_mut() {
+                            j.core = None;
+                        }
+                        return false;
+                    }
+                    let c = idle.trailing_zeros() as u8;
+                    used |= 1 << c;
+                    self.jobs[i].core = Some(c);
+                }
             }
         }
         // The foreground's jobs move up to the fastest idle cores.
-        for i in 0..self.jobs.len() {
-            let j = &self.jobs[i];
-            if j.paused || !is_top(j) {
-                continue;
-            }
-            let cur = j.core.expect("placed");
-            if let Some(c) = (0..n).find(|&c| used & (1 << c) == 0 && self.caps[c] > self.caps[cur]) {
-                used &= !(1 << cur);
-                used |= 1 << c;
-                self.jobs[i].core = Some(c);
+        if tops > 0 {
+            for i in 0..self.jobs.len() {
+                let j = &self.jobs[i];
+                if j.paused || !is_top(j) {
+                    continue;
+                }
+                let cur = j.core.expect("placed") as usize;
+                let idle = cores_from(0) & !used;
+                if idle == 0 {
+                    break;
+                }
+                let c = idle.trailing_zeros() as usize;
+                if self.caps[c] > self.caps[cur] {
+                    used &= !(1 << cur);
+                    used |= 1 << c;
+                    self.jobs[i].core = Some(c as u8);
+                }
             }
         }
         for j in self.jobs.iter_mut() {
-            j.rate = j.core.map_or(0.0, |c| self.caps[c]);
+            j.rate = j.core.map_or(0.0, |c| self.caps[c as usize]);
         }
         true
     }
@@ -357,13 +413,21 @@ impl<T> Cpu<T> {
 
     /// The time the next job finishes, if any job is running (the end of time, u64's
     /// largest, for one too slow to finish before it).
-    pub fn next_completion(&self) -> Option<Nanos> {
-        self.jobs
-            .iter()
-            .filter(|j| j.rate > 0.0)
-            .map(|j| self.updated.0.saturating_add((j.left.max(0.0) / j.rate).ceil() as u64))
-            .min()
-            .map(Nanos)
+    pub fn next_completion(&mut self) -> Option<Nanos> {
+        if let Some(next) = self.next {
+            return next;
+        }
+        // The earliest finish is the ceiling of the least time left: the ceiling and the
+        // saturating add keep the order of the times, so one ceiling (a libm call on the
+        // baseline target) serves all the jobs.
+        let (mut any, mut least) = (false, f64::INFINITY);
+        for j in self.jobs.iter().filter(|j| j.rate > 0.0) {
+            any = true;
+            least = least.min(j.left.max(0.0) / j.rate);
+        }
+        let next = any.then(|| Nanos(self.updated.0.saturating_add(least.ceil() as u64)));
+        self.next = Some(next);
+        next
     }
 
     /// Removes and returns the continuations of jobs finished by `now`, in the order

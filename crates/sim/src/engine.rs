@@ -2205,6 +2205,33 @@ mod tests {
 
     /// A background wakeup touches its pages as its CPU is served: with the cores taken
     /// by busier threads, an app whose pages were all reclaimed refaults them later.
+    /// A render thread that stalls loses frames: with the foreground app's pages taken
+    /// (per-process reclaim, its heap to zram and its files out of the page cache), its
+    /// next frames fault them back, miss their vsyncs, and the second renders fewer
+    /// frames than the same second of the same run left alone.
+    #[test]
+    fn a_render_thread_stalled_on_its_faults_loses_frames() {
+        let frames_in_next_second = |stall: bool| {
+            let (mut sim, t, _) = measuring_sim_with_a_cached_app();
+            // Some seconds into the call, its app has grown to its footprint.
+            let t = t + Nanos::from_secs_f64(10.0);
+            sim.run_until(t);
+            let fg = sim.snapshot().fg_app.expect("the call is in the foreground");
+            if stall {
+                let (anon, file) = sim.per_process_reclaim(&fg, ReclaimKind::All).unwrap();
+                assert!(anon + file > 10_000, "{fg} lost {anon} + {file} pages");
+            }
+            let (f0, j0, r0) = (sim.snapshot().frames, sim.snapshot().janky_frames, sim.snapshot().refaults[1]);
+            sim.run_until(t + Nanos::from_secs_f64(1.0));
+            let s = sim.snapshot();
+            (s.frames - f0, s.janky_frames - j0, s.refaults[1][0] + s.refaults[1][1] - r0[0] - r0[1])
+        };
+        let (calm, stalled) = (frames_in_next_second(false), frames_in_next_second(true));
+        assert_eq!(calm.2, 0, "left alone, the call refaults nothing: {calm:?}");
+        assert!(stalled.2 > 1000, "the stalled call faults its pages back: {stalled:?}");
+        assert!(stalled.0 < calm.0 && stalled.1 > calm.1, "frames and janky frames: stalled {stalled:?}, calm {calm:?}");
+    }
+
     #[test]
     fn a_throttled_background_app_refaults_later() {
         let refaults_within = |throttle: bool| {

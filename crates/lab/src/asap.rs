@@ -1,8 +1,8 @@
 //! The ASAP paper's evaluation (Son et al., USENIX ATC 2021, §6): eight apps switched in
 //! three sequences (Table 6.3), each iterated 10 times, on the Pixel 4 and the Pixel 3a
 //! with lmkd off; switch time per app against demand paging for anon-only, file-only and
-//! both estimators (Figs. 6.1, 6.2), and demand paging against the ideal switch with no
-//! memory pressure (Fig. 2.1); estimator precision and recall (Fig. 6.3); the CPU
+//! both estimators (Figs. 6.1, 6.2), and demand paging's switch with the app's pages out
+//! of memory against the ideal (Fig. 2.1, §2.2); estimator precision and recall (Fig. 6.3); the CPU
 //! and flash traffic prepaging adds (Figs. 6.4, 6.5 in summary).
 
 use crate::report::{against_bar, mean_where, pct_cut, range, value, warm_ms_by_app, Comparison, PaperFigure, Report, Table, Want};

@@ -409,7 +409,7 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("seal", "SEAL §II-B and §VI: swap against none (Figs. 2-4); warm launch, interaction alerts (also by Monkey events, Fig. 12), caching over 10 rounds of 30 apps; SL size, k and mu sweeps"),
     ("smartlmk", "SmartLMK §6.2-6.5: the launch tracker's parameters (Fig. 6); 256-launch benchmark over balloons 0-128 MB: total launch time, resumes, per-app launch time and resumes, kills"),
     ("selective", "Selective swap/kill §III and §V: scenarios A1-C on the Nexus 5; mean and stddev of launch time, by target type, flash traffic; every scheme against the original Android (Figs. 2, 5-8)"),
-    ("asap", "ASAP §6: switch time per app over three sequences on the Pixel 4 and 3a; anon-only, file-only, both; precision and recall"),
+    ("asap", "ASAP §2.2 and §6: Fig. 2.1's switch with the app's pages out of memory against the ideal; switch time per app over three sequences on the Pixel 4 and 3a; anon-only, file-only, both; precision and recall"),
     (calibration::NAME, "every paper's controls (a baseline alone: Ice's BG-null, BG-memtester, BG-cputester and Table 1, SEAL's No-SWAP, SmartLMK's stock LMK, ASAP's demand paging, Selective's original Android) against the paper's figures, within ±15 % or not, and the calibrated parameters in data/ each one fixes; not part of `all`"),
 ];
 

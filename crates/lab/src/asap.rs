@@ -74,11 +74,12 @@ pub fn specs(quick: bool) -> Result<Vec<RunSpec>, SimError> {
 }
 
 pub fn run(quick: bool, seeds: u32, progress: crate::Progress) -> Result<Report, SimError> {
-    // Fig. 2.1 comes from switches of its own, made once.
-    let fig21 = fig21_table(&fig21()?);
-    let report = |runs| {
+    // Fig. 2.1 comes from switches of its own, made with each replicate's seed.
+    let fig21 = fig21_by_replicate(seeds)?;
+    let report = |runs: Vec<RunRecord>| {
+        let table = fig21_of(&fig21, &runs);
         let mut rep = report(runs, quick);
-        rep.tables.insert(0, fig21.clone());
+        rep.tables.insert(0, table);
         rep
     };
     crate::run_replicated(&specs(quick)?, seeds, progress, report, findings)
@@ -325,7 +326,7 @@ const FIG21_GAP_S: f64 = 1.0;
 /// `case`'s state with the Android kernels' per-process reclaim (`/proc/PID/reclaim`:
 /// `file` for file-backed pages on disk, `all` for most pages out), and switched back
 /// to after [`FIG21_GAP_S`]. Returns the switch time, ms.
-pub(crate) fn fig21_switch_ms(device: &str, app: &str, case: Fig21Case) -> Result<f64, SimError> {
+pub(crate) fn fig21_switch_ms(device: &str, app: &str, case: Fig21Case, seed: u64) -> Result<f64, SimError> {
     let catalog = Catalog::embedded()?;
     let mut wl = Workload::load(SEQUENCES[0], &catalog)?;
     wl.sequence = vec![app.to_string()];
@@ -335,7 +336,7 @@ pub(crate) fn fig21_switch_ms(device: &str, app: &str, case: Fig21Case) -> Resul
     let mut dev = Device::load(device)?;
     dev.memory.app_mem_mib = dev.memory.ram_mib;
     let policy = floe_policies::make_spec("demand-paging").map_err(SimError::Policy)?;
-    let mut sim = floe_sim::Sim::try_new(&dev, &wl, &catalog, policy, &floe_sim::RunOptions { seed: 1, ..Default::default() })?;
+    let mut sim = floe_sim::Sim::try_new(&dev, &wl, &catalog, policy, &floe_sim::RunOptions { seed, ..Default::default() })?;
     crate::run_until_left_foreground(&mut sim, app)?;
     match case {
         Fig21Case::Ideal => None,
@@ -350,9 +351,9 @@ pub(crate) fn fig21_switch_ms(device: &str, app: &str, case: Fig21Case) -> Resul
         .ok_or_else(|| SimError::Run(format!("{app} was not switched back to on the {device}")))
 }
 
-/// Fig. 2.1's switches on both phones: every app of the sequences in each case, in
-/// parallel; (device, app, switch ms per case).
-pub(crate) fn fig21() -> Result<Fig21, SimError> {
+/// Fig. 2.1's switches on both phones with `seed`: every app of the sequences in each
+/// case, in parallel; (device, app, switch ms per case).
+pub(crate) fn fig21(seed: u64) -> Result<Fig21, SimError> {
     use rayon::prelude::*;
     let catalog = Catalog::embedded()?;
     let apps = Workload::load(SEQUENCES[0], &catalog)?.sequence;
@@ -361,11 +362,28 @@ pub(crate) fn fig21() -> Result<Fig21, SimError> {
         .map(|&(dev, app)| {
             let mut ms = [0.0; 3];
             for (i, case) in [Fig21Case::Ideal, Fig21Case::FileOnDisk, Fig21Case::MostOut].into_iter().enumerate() {
-                ms[i] = fig21_switch_ms(dev, app, case)?;
+                ms[i] = fig21_switch_ms(dev, app, case, seed)?;
             }
             Ok((dev.to_string(), app.clone(), ms))
         })
         .collect()
+}
+
+/// Fig. 2.1's table for each of `seeds` replicates, by the replicate's seed (the runs'
+/// seed 1 plus the replicate's stride).
+pub(crate) fn fig21_by_replicate(seeds: u32) -> Result<BTreeMap<u64, Table>, SimError> {
+    (0..u64::from(seeds.max(1)))
+        .map(|r| {
+            let seed = 1 + r * crate::SEED_STRIDE;
+            Ok((seed, fig21_table(&fig21(seed)?)))
+        })
+        .collect()
+}
+
+/// The Fig. 2.1 table of the replicate `runs` belong to (their first run's seed).
+pub(crate) fn fig21_of(tables: &BTreeMap<u64, Table>, runs: &[RunRecord]) -> Table {
+    let seed = runs.first().map_or(1, |r| r.seed);
+    tables.get(&seed).or_else(|| tables.values().next()).cloned().unwrap_or_else(|| fig21_table(&Vec::new()))
 }
 
 #[cfg(test)]
@@ -395,13 +413,23 @@ mod tests {
         assert_eq!(t.row("pixel3a most pages not in memory / ideal").paper, None);
     }
 
+    /// Each replicate shows the Fig. 2.1 switches made with its own seed.
+    #[test]
+    fn each_replicate_takes_the_fig21_table_of_its_seed() {
+        let table = |ms: f64| fig21_table(&vec![("pixel4".to_string(), "a".to_string(), [ms, ms, 2.0 * ms])]);
+        let tables: BTreeMap<u64, Table> = [(1, table(100.0)), (1 + crate::SEED_STRIDE, table(300.0))].into();
+        let runs = |seed| vec![RunRecord::new("demand-paging", "pixel4", SEQUENCES[0], seed)];
+        assert_eq!(fig21_of(&tables, &runs(1)).row("pixel4 ideal switch ms").ours, 100.0);
+        assert_eq!(fig21_of(&tables, &runs(1 + crate::SEED_STRIDE)).row("pixel4 ideal switch ms").ours, 300.0);
+    }
+
     /// A switch back to an app whose file pages were reclaimed waits for the flash, and
     /// one whose heap went to zram as well waits longer: each case of Fig. 2.1 costs
     /// more than the one before, on the same CPU work.
     #[test]
     fn a_switch_takes_longer_with_each_kind_of_page_out_of_memory() {
         for dev in DEVICES {
-            let ms = [Fig21Case::Ideal, Fig21Case::FileOnDisk, Fig21Case::MostOut].map(|c| fig21_switch_ms(dev, "youtube", c).unwrap());
+            let ms = [Fig21Case::Ideal, Fig21Case::FileOnDisk, Fig21Case::MostOut].map(|c| fig21_switch_ms(dev, "youtube", c, 1).unwrap());
             assert!(ms[0] < ms[1] && ms[1] < ms[2], "{dev}: {ms:?}");
             assert!(ms[2] > 2.0 * ms[0], "{dev}: {ms:?}");
         }

@@ -573,13 +573,14 @@ fn what_changed(before: &[RunRecord], after: &[RunRecord], base: &str, scheme: &
     let mean = |runs: &[RunRecord], f: &dyn Fn(&floe_core::Metrics) -> f64| floe_lab::report::mean(runs.iter().map(|r| f(&r.metrics)));
     type Get = fn(&floe_core::Metrics) -> f64;
     // (label, metric, digits): a whole-number count when digits is 0.
-    let headline: [(&str, Get, usize); 10] = [
+    let headline: [(&str, Get, usize); 11] = [
         ("fps", |m| if m.frames == 0 { f64::NAN } else { m.fps }, 2),
         ("slow frames", |m| m.interaction_alerts as f64, 0),
         ("mean launch ms", |m| if m.launches_cold + m.launches_warm == 0 { f64::NAN } else { m.launch_ms_mean }, 0),
         ("warm launches a round", |m| m.caching_capability, 2),
         ("background refaults", |m| (m.refaults_bg_anon + m.refaults_bg_file) as f64, 0),
         ("foreground refaults", |m| (m.refaults_fg_anon + m.refaults_fg_file) as f64, 0),
+        ("system refaults", |m| m.refaults_system as f64, 0),
         ("pages reclaimed", |m| m.reclaimed_pages as f64, 0),
         ("kills", |m| m.kills as f64, 0),
         ("freezes", |m| m.freezes as f64, 0),
@@ -716,7 +717,7 @@ fn print_table(runs: &[RunRecord], specs: &[String], seeds: usize, inputs: &str,
 
 /// The metrics in the order of the schema (DESIGN.md "Metrics"): name, unit and
 /// meaning (crates/core/src/metrics.rs), for the table's rows and `floe list metrics`.
-const METRICS: [(&str, &str, &str); 30] = [
+const METRICS: [(&str, &str, &str); 31] = [
     ("fps", "frames/s", "frames a second while an interactive app was in the foreground"),
     ("ria", "ratio", "share of frames that took longer than 16.6 ms (ratio of interaction alerts)"),
     ("interaction_alerts", "frames", "frames that took longer than 16.6 ms"),
@@ -734,6 +735,7 @@ const METRICS: [(&str, &str, &str); 30] = [
     ("refaults_fg_file", "pages", "evicted file pages the foreground app read back"),
     ("refaults_bg_anon", "pages", "evicted anonymous pages cached apps read back"),
     ("refaults_bg_file", "pages", "evicted file pages cached apps read back"),
+    ("refaults_system", "pages", "evicted pages the system's own processes read back (devices with a [system] table)"),
     ("reclaimed_pages", "pages", "pages evicted by reclaim"),
     ("kills", "apps", "apps killed"),
     ("freezes", "apps", "apps frozen"),

@@ -33,6 +33,9 @@ pub struct Metrics {
     pub refaults_fg_file: u64,
     pub refaults_bg_anon: u64,
     pub refaults_bg_file: u64,
+    /// Refaults of the system's own processes (devices with a `[system]` table).
+    #[serde(default)]
+    pub refaults_system: u64,
     pub reclaimed_pages: u64,
     pub kills: u64,
     pub freezes: u64,

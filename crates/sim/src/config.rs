@@ -243,6 +243,43 @@ pub struct CpuSpec {
     pub system_load_pct: Option<f64>,
 }
 
+/// The system's own processes on the LRU: system_server, SurfaceFlinger, SystemUI,
+/// the launcher and the persistent services. Their pages come out of the reserve
+/// `ram_mib - app_mem_mib`, so they count as the system's memory at start, but they
+/// are reclaimed and refault like any app's. The system's threads (the device's
+/// `cpu.system_load_pct`) touch their hot sets as their CPU work is served.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SystemSpec {
+    /// Pages the system's threads touch per second of their CPU work, MiB: the pace
+    /// at which they walk the processes' hot sets.
+    pub touch_mib_per_cpu_s: f64,
+    pub process: Vec<SystemProcess>,
+}
+
+/// One system process (`[[system.process]]`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SystemProcess {
+    pub name: String,
+    /// Its oom_score_adj (ProcessList: native -1000, system -900, persistent -800,
+    /// home 600). Processes below 0 are never killed; the LMK never takes one in
+    /// floe (which leaves the home app's deaths out).
+    pub adj: i32,
+    pub anon_mib: f64,
+    pub file_mib: f64,
+    /// The anonymous and file pages its threads keep touching (the rest only ages).
+    pub hot_anon_mib: f64,
+    pub hot_file_mib: f64,
+}
+
+impl SystemSpec {
+    /// All the processes' pages, MiB.
+    pub fn total_mib(&self) -> f64 {
+        self.process.iter().map(|p| p.anon_mib + p.file_mib).sum()
+    }
+}
+
 /// A device profile (data/devices/NAME.toml).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -254,6 +291,10 @@ pub struct Device {
     pub zram: ZramSpec,
     pub flash: FlashSpec,
     pub cpu: CpuSpec,
+    /// The system's own processes whose pages are on the LRU (`[system]`); absent:
+    /// all of the system's memory is the fixed reserve `ram_mib - app_mem_mib`.
+    #[serde(default)]
+    pub system: Option<SystemSpec>,
     /// Where the device was read from, to locate problems found when a run sets it
     /// against a workload.
     #[serde(skip)]
@@ -390,6 +431,55 @@ impl Device {
                     num(m.shared_rss_mib)
                 ),
             );
+        }
+        if let Some(sys) = &self.system {
+            if !(sys.touch_mib_per_cpu_s.is_finite() && sys.touch_mib_per_cpu_s >= 0.0 && sys.touch_mib_per_cpu_s <= MAX_MIB) {
+                return err(
+                    "system.touch_mib_per_cpu_s",
+                    format!("must be 0..={MAX_MIB} MiB a second of CPU, got {}", num(sys.touch_mib_per_cpu_s)),
+                );
+            }
+            if sys.process.is_empty() {
+                return err("system.process", "a [system] table lists at least one [[system.process]]".into());
+            }
+            for (i, p) in sys.process.iter().enumerate() {
+                let at = |f: &str| format!("system.process[{i}].{f}");
+                name_rule(&p.name).map_or(Ok(()), |why| err(&at("name"), why))?;
+                if sys.process[..i].iter().any(|q| q.name == p.name) {
+                    return err(&at("name"), format!("system process `{}` is listed twice", p.name));
+                }
+                if !(-1000..=1000).contains(&p.adj) {
+                    return err(&at("adj"), format!("oom_adj {} is outside the kernel's -1000..=1000 (oom_score_adj)", p.adj));
+                }
+                for (f, v) in [("anon_mib", p.anon_mib), ("file_mib", p.file_mib)] {
+                    if !(v.is_finite() && v >= 0.0 && v <= m.ram_mib) {
+                        return err(&at(f), format!("must be 0..={} MiB (the RAM), got {}", num(m.ram_mib), num(v)));
+                    }
+                }
+                for (f, v, of) in [("hot_anon_mib", p.hot_anon_mib, p.anon_mib), ("hot_file_mib", p.hot_file_mib, p.file_mib)] {
+                    if !(v.is_finite() && v >= 0.0 && v <= of) {
+                        return err(&at(f), format!("must be 0..={} MiB (the process's pages of that kind), got {}", num(of), num(v)));
+                    }
+                }
+            }
+            // Their pages come out of the system's reserve: blame the process whose
+            // pages overflow it.
+            let reserve = m.ram_mib - m.app_mem_mib - m.shared_rss_mib;
+            let mut all = 0.0;
+            for (i, p) in sys.process.iter().enumerate() {
+                all += p.anon_mib + p.file_mib;
+                if all > reserve {
+                    return err(
+                        &format!("system.process[{i}].anon_mib"),
+                        format!(
+                            "with `{}` the system processes hold {} MiB, more than the system's {} MiB (ram_mib - app_mem_mib - shared_rss_mib) they come from",
+                            p.name,
+                            num(all),
+                            num(reserve)
+                        ),
+                    );
+                }
+            }
         }
         let z = &self.zram;
         let zram_max = ZRAM_MAX_PER_RAM * m.ram_mib;
@@ -1115,7 +1205,9 @@ mod tests {
                 ("tuned_high_mib", "0.5"),
                 ("minfree", "[[0, 0.5]]"),
             ];
-            let src = set_lines(&set_lines(embedded("devices/p20.toml").unwrap(), &wm), kv);
+            // The P20 without its system processes, whose pages a tiny RAM cannot hold.
+            let p20 = embedded("devices/p20.toml").unwrap().split("\n[system]").next().unwrap();
+            let src = set_lines(&set_lines(p20, &wm), kv);
             (Device::parse("small.toml", &src).unwrap(), line(&src, "app_mem_mib"))
         };
         // WhatsApp's 102 + 68 MiB with the video call's 240 MiB of buffers.
@@ -1323,6 +1415,11 @@ mod tests {
             ("galaxy-nexus", "shared_rss_mib = 29.3", "shared_rss_mib = 1e6", "memory.shared_rss_mib", "system's share"),
             ("pixel3", "lmkd = \"psi-minfree\"", "lmkd = \"vmpressure\"", "memory.lmkd", "`psi-minfree`"),
             ("nexus5", "swap_readahead = \"cluster\"", "swap_readahead = \"vma\"", "flash.swap_readahead", "`adaptive`"),
+            ("p20", "touch_mib_per_cpu_s = 2.75", "touch_mib_per_cpu_s = -1.0", "system.touch_mib_per_cpu_s", "a second of CPU"),
+            ("p20", "adj = -900", "adj = -2000", "system.process.adj", "-1000..=1000"),
+            ("p20", "hot_anon_mib = 37.8", "hot_anon_mib = 999.0", "system.process.hot_anon_mib", "0..=151 MiB"),
+            ("p20", "name = \"launcher\"", "name = \"../x\"", "system.process.name", ""),
+            ("p20", "anon_mib = 93.0", "anon_mib = 3500.0", "system.process.anon_mib", "with `launcher` the system processes hold"),
         ] {
             let src = edited(&format!("devices/{dev}.toml"), from, to);
             let e = Device::parse("d.toml", &src).unwrap_err();
@@ -1330,6 +1427,16 @@ mod tests {
             assert_eq!((e.line, e.field.as_deref()), (at, Some(key)), "{e}");
             assert!(e.message.contains(says), "{e}");
         }
+    }
+
+    /// A system process listed twice is refused at the second.
+    #[test]
+    fn a_system_process_listed_twice_is_refused_at_the_second() {
+        let src = edited("devices/p20.toml", "name = \"surfaceflinger\"", "name = \"system_server\"");
+        let e = Device::parse("d.toml", &src).unwrap_err();
+        let second = src.lines().enumerate().filter(|(_, l)| *l == "name = \"system_server\"").map(|(i, _)| i + 1).nth(1);
+        assert_eq!((e.line, e.field.as_deref()), (second, Some("system.process.name")), "{e}");
+        assert!(e.message.contains("listed twice"), "{e}");
     }
 
     /// An app's sizes and times are bounded, each at its line.

@@ -185,6 +185,8 @@ pub(crate) enum KillCause {
 #[derive(Clone, Copy, Debug, Default)]
 struct Counters {
     refaults: [[u64; 2]; 2], // [fg][anon=0/file=1]
+    /// Refaults of the system's own processes (`[system]`), counted apart from the apps'.
+    refaults_system: u64,
     reclaimed: u64,
     kills: u64,
     /// Kills by cause, indexed by `KillCause`.
@@ -465,7 +467,13 @@ pub struct Sim {
     seq: u64,
     queue: BinaryHeap<Reverse<Queued>>,
     pages: PageTable,
+    /// The workload's apps, then the device's system processes (`[system]`), which
+    /// own pages like apps but are no app to policies, killers or metrics.
     apps: Vec<AppRt>,
+    /// How many of `apps` are apps: the system processes are `apps[n_apps..]`.
+    n_apps: u16,
+    /// What the system's threads touch as their CPU work is served (`hogs.rs`).
+    sys_touch: hogs::SystemTouch,
     cpu: Cpu<Cont>,
     cpu_event_at: Option<Nanos>,
     flash: Flash,
@@ -626,7 +634,7 @@ pub(crate) fn measuring_sim_with_a_cached_app() -> (Sim, Nanos, u16) {
         assert!(sim.run_until(t), "the run ended before its measured part");
         t += Nanos::from_secs_f64(1.0);
     }
-    let app = (0..sim.apps.len() as u16).find(|&a| sim.apps[a as usize].state == AppState::Cached).expect("a cached app");
+    let app = (0..sim.n_apps).find(|&a| sim.apps[a as usize].state == AppState::Cached).expect("a cached app");
     (sim, t, app)
 }
 
@@ -667,8 +675,13 @@ fn check(device: &Device, workload: &Workload, catalog: &Catalog, setup: &Setup,
         workload.sequence.iter().chain(workload.background.iter().flat_map(|b| b.pool.iter().chain(&b.fixed))).collect();
     names.sort();
     names.dedup();
-    let pages: u64 =
-        names.iter().filter_map(|n| catalog.get(n)).map(|a| pages_of(a.anon_mib).max(1) as u64 + pages_of(a.file_mib).max(1) as u64).sum();
+    let system = device.system.as_ref().map_or(&[][..], |s| &s.process[..]);
+    let pages: u64 = names
+        .iter()
+        .filter_map(|n| catalog.get(n))
+        .map(|a| pages_of(a.anon_mib).max(1) as u64 + pages_of(a.file_mib).max(1) as u64)
+        .sum::<u64>()
+        + system.iter().map(|p| pages_of(p.anon_mib).max(1) as u64 + pages_of(p.file_mib).max(1) as u64).sum::<u64>();
     if names.len() >= u16::MAX as usize || pages >= u32::MAX as u64 {
         return run(format!(
             "its {} apps hold {} MiB together, more than the simulator addresses (65535 apps, 16 TiB)",
@@ -739,7 +752,11 @@ impl Sim {
                 names.push(n.clone());
             }
         }
-        let specs: Vec<AppSpec> = names.iter().map(|n| catalog.get(n).expect("workload validated against catalog").clone()).collect();
+        let mut specs: Vec<AppSpec> = names.iter().map(|n| catalog.get(n).expect("workload validated against catalog").clone()).collect();
+        let n_apps = specs.len();
+        let system = device.system.as_ref().map_or(&[][..], |s| &s.process[..]);
+        specs.extend(system.iter().map(hogs::system_spec));
+        names.extend(system.iter().map(|p| p.name.clone()));
         let sizes: Vec<(u32, u32)> = specs.iter().map(|s| (pages_of(s.anon_mib).max(1), pages_of(s.file_mib).max(1))).collect();
         // The measured apps of a scenario with foreground churn get its heap and content
         // segments after their own pages.
@@ -755,7 +772,7 @@ impl Sim {
         let (mut pages, bases) = PageTable::with_segments(&segments);
         let flash_read_4k_ns = device.flash.read_4k_us * 1e3;
         let seq_ns_per_page = 4096.0 * 1e9 / (device.flash.seq_read_mib_s * 1024.0 * 1024.0);
-        let apps: Vec<AppRt> = specs
+        let mut apps: Vec<AppRt> = specs
             .into_iter()
             .enumerate()
             .map(|(i, spec)| {
@@ -803,9 +820,14 @@ impl Sim {
                 }
             })
             .collect();
+        for (a, p) in apps[n_apps..].iter_mut().zip(system) {
+            hogs::system_process(a, p);
+        }
         let balloon = opts.balloon_mib.unwrap_or(workload.balloon_mib);
         let m = &device.memory;
-        let usable = pages_of((m.app_mem_mib - balloon).max(m.watermark_high_mib * 2.0)) as i64;
+        // The system processes' pages come out of the system's reserve onto the LRU.
+        let system_pages: i64 = apps[n_apps..].iter().map(|a| i64::from(a.anon + a.file)).sum();
+        let usable = pages_of((m.app_mem_mib - balloon).max(m.watermark_high_mib * 2.0)) as i64 + system_pages;
         let seal_cfg = setup.seal.filter(|_| setup.swap == SwapSetup::TwoLevel);
         let zram_cap = match setup.swap {
             SwapSetup::Zram => pages_of(device.zram.size_mib) as i64,
@@ -892,6 +914,8 @@ impl Sim {
             queue: BinaryHeap::new(),
             pages,
             apps,
+            n_apps: n_apps as u16,
+            sys_touch: hogs::SystemTouch::new(device.system.as_ref()),
             cpu: Cpu::with_capacities(
                 device.cpu.cores,
                 BgGroup { shares: device.cpu.bg_shares, cores: device.cpu.bg_cores },
@@ -955,6 +979,7 @@ impl Sim {
             psi: None,
             hogs: hogs::hogs(opts.seed, device.cpu.cores, device.cpu.system_load_pct, opts.cputester_pct),
         };
+        sim.boot_system();
         sim.start_hogs();
         if let Some(p) = opts.cputester_pct {
             sim.params.insert("cputester_pct".to_string(), Param::Float(p));
@@ -1084,8 +1109,9 @@ impl Sim {
     }
 
     pub fn snapshot(&self) -> Snapshot {
-        let alive = self.apps.iter().filter(|a| a.state != AppState::Dead).count() as u32;
-        let frozen = self.apps.iter().filter(|a| a.state == AppState::Frozen).count() as u32;
+        let apps = &self.apps[..self.n_apps as usize];
+        let alive = apps.iter().filter(|a| a.state != AppState::Dead).count() as u32;
+        let frozen = apps.iter().filter(|a| a.state == AppState::Frozen).count() as u32;
         let c = &self.c;
         Snapshot {
             t: self.now,
@@ -1379,7 +1405,7 @@ impl Sim {
     /// recency (most recent first, 10 apart, at most 999).
     fn recompute_adj(&mut self) {
         let mut cached: Vec<(Reverse<Nanos>, u16)> = Vec::new();
-        for (i, a) in self.apps.iter_mut().enumerate() {
+        for (i, a) in self.apps[..self.n_apps as usize].iter_mut().enumerate() {
             a.oom_adj = match a.state {
                 AppState::Dead => 1001,
                 _ if self.fg == Some(i as u16) => 0,
@@ -1822,6 +1848,10 @@ impl Sim {
     /// Counts a refault of one of `app`'s pages (foreground or background by whether
     /// `app` is in the foreground now) and tells a policy that listens for them.
     fn count_refault(&mut self, app: u16, anon: bool) {
+        if app >= self.n_apps {
+            self.c.refaults_system += 1;
+            return;
+        }
         let fg = self.fg == Some(app);
         self.c.refaults[fg as usize][(!anon) as usize] += 1;
         if self.setup.events.refaults {
@@ -1896,7 +1926,7 @@ impl Sim {
     }
 
     fn valid(&self, app: AppId) -> Option<u16> {
-        ((app.0 as usize) < self.apps.len()).then_some(app.0)
+        (app.0 < self.n_apps).then_some(app.0)
     }
 
     fn apply(&mut self, act: Action) {
@@ -2087,6 +2117,7 @@ impl Sim {
             refaults_fg_file: d(c.refaults[1][1], b.refaults[1][1]),
             refaults_bg_anon: d(c.refaults[0][0], b.refaults[0][0]),
             refaults_bg_file: d(c.refaults[0][1], b.refaults[0][1]),
+            refaults_system: d(c.refaults_system, b.refaults_system),
             reclaimed_pages: d(c.reclaimed, b.reclaimed),
             kills: d(c.kills, b.kills),
             freezes: d(c.freezes, b.freezes),
@@ -2156,7 +2187,7 @@ impl SystemView for Sim {
     }
 
     fn apps(&self) -> Vec<AppId> {
-        (0..self.apps.len() as u16).map(AppId).collect()
+        (0..self.n_apps).map(AppId).collect()
     }
 
     fn app(&self, id: AppId) -> Option<AppInfo> {

@@ -16,7 +16,7 @@ pub mod pages;
 pub mod replay;
 pub mod timeline;
 
-pub use config::{AppSpec, Catalog, ConfigError, Device, Workload, MAX_RUN_S};
+pub use config::{AppSpec, Catalog, ConfigError, Device, SystemProcess, SystemSpec, Workload, MAX_RUN_S};
 pub use engine::{bg_window_fits, ReclaimKind, RunOptions, Sim, Snapshot};
 pub use floe_core::Sample;
 pub use timeline::run_with_timeline;

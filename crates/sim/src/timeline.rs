@@ -295,7 +295,7 @@ mod tests {
     fn app_events_leave_the_run_as_it_was_and_add_up() {
         let cat = Catalog::embedded().unwrap();
         let mut wl = Workload::load("ice-video-call", &cat).unwrap();
-        wl.use_s = 60.0;
+        wl.use_s = 300.0;
         let dev = Device::load("p20").unwrap();
         let opts = RunOptions { seed: 1, ..Default::default() };
         let step = Nanos::from_secs_f64(1.0);

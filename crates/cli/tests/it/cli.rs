@@ -199,6 +199,8 @@ fn a_device_smaller_than_one_app_is_refused() {
     let dir = std::env::temp_dir().join(format!("floe-cli-small-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p20 = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/devices/p20.toml")).unwrap();
+    // Without its system processes, whose pages a tiny RAM cannot hold.
+    let p20 = p20.split("\n[system]").next().unwrap();
     let set = |kv: &[(&str, &str)]| -> String {
         let lines = p20.lines().map(|l| match kv.iter().find(|(k, _)| l.starts_with(&format!("{k} ="))) {
             Some((k, v)) => format!("{k} = {v}"),

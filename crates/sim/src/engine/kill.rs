@@ -56,7 +56,7 @@ impl Sim {
     }
 
     pub(super) fn pick_victim(&self, min_adj: i32) -> Option<u16> {
-        (0..self.apps.len() as u16)
+        (0..self.n_apps)
             .filter(|&i| {
                 let a = &self.apps[i as usize];
                 a.state != AppState::Dead && self.fg != Some(i) && !a.unkillable && a.oom_adj >= min_adj

@@ -227,7 +227,7 @@ mod tests {
     }
 
     fn alive(sim: &Sim) -> Vec<u16> {
-        (0..sim.apps.len() as u16).filter(|&i| sim.apps[i as usize].state != AppState::Dead).collect()
+        (0..sim.n_apps).filter(|&i| sim.apps[i as usize].state != AppState::Dead).collect()
     }
 
     #[test]

@@ -399,7 +399,7 @@ impl Sim {
     /// The frozen apps, least recently used first: the order freeze-aware eviction
     /// takes them in.
     pub(super) fn frozen_by_age(&self) -> Vec<u16> {
-        let mut frozen: Vec<(Nanos, u16)> = (0..self.apps.len() as u16)
+        let mut frozen: Vec<(Nanos, u16)> = (0..self.n_apps)
             .filter(|&i| self.apps[i as usize].state == AppState::Frozen)
             .map(|i| (self.apps[i as usize].last_used, i))
             .collect();
@@ -457,7 +457,7 @@ mod tests {
         let mut t = Nanos::from_secs_f64(10.0);
         let cached = loop {
             assert!(sim.run_until(t), "the run ended before three apps were cached with memory");
-            let mut cached: Vec<(Nanos, u16)> = (0..sim.apps.len() as u16)
+            let mut cached: Vec<(Nanos, u16)> = (0..sim.n_apps)
                 .filter(|&a| sim.apps[a as usize].state == AppState::Cached)
                 .filter(|&a| {
                     lru(&sim, [Loc::ActiveAnon, Loc::InactiveAnon], a) > 1000 && lru(&sim, [Loc::ActiveFile, Loc::InactiveFile], a) > 1000
@@ -527,7 +527,7 @@ mod tests {
     /// pages are partly resident.
     fn sim_with_a_thawed_app() -> (Sim, u16) {
         let mut sim = sim_with_frozen_apps();
-        let app = (0..sim.apps.len() as u16).find(|&a| sim.apps[a as usize].state == AppState::Frozen).unwrap();
+        let app = (0..sim.n_apps).find(|&a| sim.apps[a as usize].state == AppState::Frozen).unwrap();
         sim.thaw(app);
         (sim, app)
     }
@@ -544,7 +544,7 @@ mod tests {
         assert!(frozen.iter().all(|&a| sim.apps[a as usize].state == AppState::Frozen));
         let anon = |sim: &Sim, app: u16| sim.pages.count(app, Loc::ActiveAnon) + sim.pages.count(app, Loc::InactiveAnon);
         let file = |sim: &Sim, app: u16| sim.pages.count(app, Loc::ActiveFile) + sim.pages.count(app, Loc::InactiveFile);
-        let all = |sim: &Sim| (0..sim.apps.len() as u16).map(|a| (anon(sim, a), file(sim, a))).collect::<Vec<_>>();
+        let all = |sim: &Sim| (0..sim.n_apps).map(|a| (anon(sim, a), file(sim, a))).collect::<Vec<_>>();
         let before = all(&sim);
         let mut acc = Evict::default();
         sim.shrink_frozen(false, 500, &frozen, &mut acc);
@@ -777,8 +777,8 @@ mod tests {
     #[test]
     fn a_kswapd_pass_that_frees_nothing_is_reported_and_selective_kills() {
         let mut sim = nothing_reclaimable("selective-swap-first");
-        let alive = |sim: &Sim| (0..sim.apps.len()).filter(|&i| sim.apps[i].state != AppState::Dead).count();
-        let expected = (0..sim.apps.len() as u16)
+        let alive = |sim: &Sim| (0..sim.n_apps as usize).filter(|&i| sim.apps[i].state != AppState::Dead).count();
+        let expected = (0..sim.n_apps)
             .filter_map(|i| SystemView::app(&sim, AppId(i)))
             .filter(|a| a.state == AppState::Cached)
             .max_by_key(|a| (a.priority_class, std::cmp::Reverse(a.last_used)))

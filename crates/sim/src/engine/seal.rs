@@ -370,7 +370,7 @@ impl Sim {
     /// room for `need` pages (or no such app is left). Never kills `app`.
     fn seal_make_room(&mut self, app: u16, need: i64) {
         while self.zram_cap - self.zram_stored < need {
-            let victim = (0..self.apps.len() as u16)
+            let victim = (0..self.n_apps)
                 .filter(|&i| {
                     let v = &self.apps[i as usize];
                     i != app
@@ -405,7 +405,7 @@ impl Sim {
             let (app, mut c) = match cur {
                 Some(v) => v,
                 None => {
-                    let cands: Vec<Candidate<u16>> = (0..self.apps.len() as u16)
+                    let cands: Vec<Candidate<u16>> = (0..self.n_apps)
                         .filter(|&i| {
                             let a = &self.apps[i as usize];
                             matches!(a.state, AppState::Cached | AppState::Frozen)
@@ -460,7 +460,7 @@ mod tests {
         loop {
             assert!(sim.run_until(t), "the run ended before SL1 filled");
             let room = sim.zram_cap - sim.zram_stored;
-            let waiting = (0..sim.apps.len() as u16).find(|&i| {
+            let waiting = (0..sim.n_apps).find(|&i| {
                 let a = &sim.apps[i as usize];
                 a.state == AppState::Cached && sim.pages.count(i, Loc::Flash) as i64 > room
             });
@@ -549,7 +549,7 @@ mod tests {
     fn an_apps_sl2_share_is_ps_i_of_compressed_data() {
         let mut sim = embedded_sim("hikey970", "seal-30apps", "seal", &RunOptions { seed: 1, ..Default::default() });
         assert!(sim.run_until(Nanos::from_secs_f64(400.0)));
-        let app = (0..sim.apps.len() as u16).find(|&i| sim.seal_window(i) > Nanos::ZERO).expect("an app has launched");
+        let app = (0..sim.n_apps).find(|&i| sim.seal_window(i) > Nanos::ZERO).expect("an app has launched");
         let s = sim.seal.as_ref().unwrap();
         let ps = floe_policies::seal::peak_pages(0.8, sim.seal_window(app), s.th);
         assert!(ps > 0);

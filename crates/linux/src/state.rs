@@ -134,15 +134,22 @@ impl Store {
 
     /// Replaces the saved state of `policy` in one transaction.
     pub fn save(&mut self, policy: &str, state: &str) -> Result<()> {
+        self.save_all([(policy, state)])
+    }
+
+    /// Replaces the saved state of each (key, text) of `items`, all in one transaction.
+    pub fn save_all<'a>(&mut self, items: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<()> {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
         let path = self.path.clone();
         let tx = self.conn.transaction().map_err(db_err(&path))?;
-        tx.execute(
-            "INSERT INTO policy_state (policy, state, saved_at_unix) VALUES (?1, ?2, ?3)
-             ON CONFLICT(policy) DO UPDATE SET state = excluded.state, saved_at_unix = excluded.saved_at_unix",
-            params![policy, state, now],
-        )
-        .map_err(db_err(&path))?;
+        for (policy, state) in items {
+            tx.execute(
+                "INSERT INTO policy_state (policy, state, saved_at_unix) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(policy) DO UPDATE SET state = excluded.state, saved_at_unix = excluded.saved_at_unix",
+                params![policy, state, now],
+            )
+            .map_err(db_err(&path))?;
+        }
         tx.commit().map_err(db_err(&path))
     }
 

@@ -75,6 +75,10 @@ impl Pidfd {
         unsafe { libc::syscall(libc::SYS_process_mrelease, self.fd.as_raw_fd(), 0) == 0 }
     }
 
+    pub fn raw_fd(&self) -> i32 {
+        self.fd.as_raw_fd()
+    }
+
     /// Waits until the process has exited (the pidfd polls readable), up to `timeout`.
     pub fn wait_exit(&self, timeout: Duration) -> Result<()> {
         if poll_one(self.fd.as_raw_fd(), libc::POLLIN, timeout)? {

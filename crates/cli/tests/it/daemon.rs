@@ -1597,3 +1597,72 @@ fn floed_runs_the_daemon_with_its_own_supervisor() {
     daemon.wait().unwrap();
     wait_for("the app thawed", Duration::from_secs(5), || std::fs::read_to_string(&frozen).unwrap_or_default().trim() == "0");
 }
+
+/// A save to the state database that cannot go on (another connection holds its
+/// write lock, for longer than SQLite's 5 s busy timeout) is the saver thread's wait,
+/// not the loop's: a change of foreground, which is saved at once, is answered at
+/// once, the loop answers status and kills a cached app under its level while the
+/// saves wait, the failed save is made again once the lock is gone, and a stop still
+/// ends promptly.
+#[test]
+fn a_stalled_state_save_delays_no_answer_and_no_kill() {
+    let _alone = crate::alone();
+    let mut it = itest("stalledsave", false);
+    // A 300 MiB budget; below 100 MiB free in it, a cached app is killed.
+    it.config("android-lmk", &["top", "a", "b"], "memory_limit_mib = 300\nminfree_mib = [[900, 100]]\nstate_save_s = 1\n");
+    let Itest { tag, sock, db, cfg, mut c, .. } = it;
+    let go = PathBuf::from(format!("/tmp/{tag}.go"));
+    c.files.push(go.clone());
+    let (daemon, log) = start_daemon(&cfg, "policy android-lmk, 3 apps");
+    c.procs.push(daemon);
+    // procs: 0 daemon, 1 top, 2 a (250 MiB once told to go), 3 b, 4 the lock holder.
+    c.procs.push(sleeper(&format!("{tag}-top")));
+    c.procs.push(app(&format!("{tag}-a"), &go, 250, 25, 0.1));
+    c.procs.push(sleeper(&format!("{tag}-b")));
+    wait_adopted(&sock, 3);
+    ctl(&sock, &["fg", "top"]);
+    let session = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_floe")).args(["state", "--db", &db]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    wait_for("the session saved", Duration::from_secs(5), || session().contains(r#""fg":"top""#));
+
+    // Another connection takes the database's write lock for 12 s.
+    let script = format!(
+        "import sqlite3,time\nc=sqlite3.connect({db:?},isolation_level=None,timeout=10)\nc.execute('BEGIN EXCLUSIVE')\nprint('locked',flush=True)\ntime.sleep(12)\nc.execute('ROLLBACK')\n"
+    );
+    let mut holder = Command::new(python()).args(["-c", &script]).stdout(Stdio::piped()).spawn().unwrap();
+    let mut said = String::new();
+    std::io::BufReader::new(holder.stdout.take().unwrap()).read_line(&mut said).unwrap();
+    assert_eq!(said.trim(), "locked");
+    let locked = Instant::now();
+    c.procs.push(holder);
+    // Each switch is saved at once, and each save now waits on the lock.
+    for app in ["b", "top", "b"] {
+        let t = Instant::now();
+        assert_eq!(ctl(&sock, &["fg", app]), "ok\n");
+        assert!(t.elapsed() < Duration::from_secs(1), "fg {app} answered in {:?}", t.elapsed());
+    }
+    for _ in 0..5 {
+        let t = Instant::now();
+        assert!(ctl(&sock, &["status"]).starts_with("policy android-lmk  foreground b\n"));
+        assert!(t.elapsed() < Duration::from_secs(1), "status answered in {:?}", t.elapsed());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // a grows past the level: the loop kills it while the lock is still held.
+    std::fs::write(&go, "").unwrap();
+    wait_for("a killed", Duration::from_secs(8), || !alive(&mut c.procs[2]));
+    assert!(locked.elapsed() < Duration::from_secs(12), "killed while the save waited ({:?})", locked.elapsed());
+    assert!(alive(&mut c.procs[1]) && alive(&mut c.procs[3]), "top and b survive");
+    assert!(!session().contains(r#""fg":"b""#), "nothing written while the lock is held");
+    wait_for("a failed save logged", Duration::from_secs(10), || log.lock().unwrap().iter().any(|l| l.contains("state: cannot save")));
+    // The lock gone, the last session is written.
+    wait_for("the session saved after the lock", Duration::from_secs(20), || {
+        let s = session();
+        s.contains(r#""fg":"b""#) && s.contains(r#""order":["a","top","b"]"#)
+    });
+    let t = Instant::now();
+    assert!(Command::new("kill").args(["-TERM", &c.procs[0].id().to_string()]).status().unwrap().success());
+    c.procs[0].wait().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5), "stopped in {:?}", t.elapsed());
+}

@@ -342,12 +342,33 @@ pub fn protect_self() -> Vec<String> {
 /// the page cache, shared and evictable, and a page the loop needs is mapped again
 /// from there on its first touch. Returns the KiB unmapped.
 pub fn release_startup_pages() -> u64 {
+    let mut released = 0;
+    for (start, end, rss) in clean_file_mappings() {
+        // SAFETY: a whole mapping of this process, file-backed, not writable and with
+        // no private (anonymous) page: MADV_DONTNEED only unmaps page-cache pages,
+        // which the next access maps again unchanged.
+        if unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) } == 0 {
+            released += rss;
+        }
+    }
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only returns free heap memory to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    released
+}
+
+/// This process's clean file mappings, from /proc/self/smaps: read-only or code,
+/// file-backed, with no private (anonymous) copy of a page; each as start, end and the
+/// KiB mapped.
+fn clean_file_mappings() -> Vec<(usize, usize, u64)> {
     let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
-        return 0;
+        return Vec::new();
     };
     // Each mapping's header line comes first, then its fields (`Rss:` before
     // `Anonymous:`).
-    let mut released = 0;
+    let mut out = Vec::new();
     let mut cur: Option<(usize, usize)> = None;
     let mut rss = 0;
     for line in smaps.lines() {
@@ -362,21 +383,131 @@ pub fn release_startup_pages() -> u64 {
             rss = value(&mut w).unwrap_or(0);
         } else if first == "Anonymous:" {
             if let (Some((start, end)), Some(0)) = (cur.take(), value(&mut w)) {
-                // SAFETY: a whole mapping of this process, file-backed, not writable
-                // and with no private (anonymous) page: MADV_DONTNEED only unmaps
-                // page-cache pages, which the next access maps again unchanged.
-                if unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) } == 0 {
-                    released += rss;
-                }
+                out.push((start, end, rss));
             }
         }
     }
-    #[cfg(target_env = "gnu")]
-    // SAFETY: malloc_trim only returns free heap memory to the kernel.
-    unsafe {
-        libc::malloc_trim(0);
+    out
+}
+
+/// Waits for the process of `pidfd` to exit, having first unmapped every clean file
+/// page this process mapped (its start-up's and protect_self's, the kernel's
+/// fault-around neighbours of each: about half a MiB in the supervisor), so that
+/// what stays mapped, and locked, through the wait is this function's own code and
+/// libc's `syscall`: from the unmapping to the end of the wait only raw system calls
+/// run (no allocation, no errno). Mappings locked by mlockall are unlocked for the
+/// unmapping and locked again on fault after it. Returns false (the caller then waits
+/// its usual way) if the wait itself failed.
+fn wait_exit_unmapped(pidfd: i32) -> bool {
+    let ranges = clean_file_mappings();
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let locked = status.lines().find_map(|l| l.strip_prefix("VmLck:")).is_some_and(|v| v.trim() != "0 kB");
+    for &(start, end, _) in &ranges {
+        // SAFETY: whole clean file mappings of this process (no private copy of a
+        // page): unlocked, MADV_DONTNEED unmaps page-cache pages that the next access
+        // maps again unchanged; the range is then locked as mlockall left it.
+        unsafe {
+            if locked && libc::syscall(libc::SYS_munlock, start as libc::c_long, (end - start) as libc::c_long) != 0 {
+                continue;
+            }
+            libc::syscall(libc::SYS_madvise, start as libc::c_long, (end - start) as libc::c_long, libc::MADV_DONTNEED as libc::c_long);
+            if locked {
+                libc::syscall(libc::SYS_mlock2, start as libc::c_long, (end - start) as libc::c_long, libc::MLOCK_ONFAULT as libc::c_long);
+            }
+        }
     }
-    released
+    // Freeing the list would run malloc's code: it is kept (a few KiB, once).
+    std::mem::forget(ranges);
+    let mut pfd = libc::pollfd { fd: pidfd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd for the call; no timeout and no signal mask (null).
+    let r = unsafe {
+        let (none, sigset_bytes): (libc::c_long, libc::c_long) = (0, 8);
+        libc::syscall(libc::SYS_ppoll, &mut pfd as *mut libc::pollfd as libc::c_long, 1 as libc::c_long, none, none, sigset_bytes)
+    };
+    r == 1 && pfd.revents & libc::POLLIN != 0
+}
+
+/// Which pages of the clean file mappings (code, read-only data) this process has
+/// mapped, from /proc/self/pagemap: taken before work that runs rarely and touches
+/// much code (a save to the state database, on the saver thread), so that what was
+/// mapped meanwhile can be unmapped after it ([`MappedPages::release_new`]). The page
+/// tables are the process's: a page another thread (the loop) first touched in that
+/// time is unmapped too, and mapped again from the page cache at its next touch.
+pub struct MappedPages {
+    /// Each mapping's start and, per page, whether it was mapped.
+    maps: Vec<(usize, Vec<bool>)>,
+    /// Whether this process locks its memory (mlockall): what is unmapped is locked
+    /// again (on fault) after.
+    locked: bool,
+}
+
+/// A page table entry in /proc/PID/pagemap: present, and a file page (not an
+/// anonymous copy).
+const PM_PRESENT: u64 = 1 << 63;
+const PM_FILE: u64 = 1 << 61;
+
+impl MappedPages {
+    /// The clean file mappings' pages as mapped now; `None` if /proc cannot say.
+    pub fn now() -> Option<MappedPages> {
+        let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+        let pagemap = std::fs::File::open("/proc/self/pagemap").ok()?;
+        let mut out = Vec::new();
+        for line in maps.lines() {
+            let mut w = line.split_ascii_whitespace();
+            let (Some(range), Some(perms), Some(path)) = (w.next(), w.next(), w.nth(3)) else { continue };
+            let Some((a, b)) = range.split_once('-') else { continue };
+            let (Ok(start), Ok(end)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) else { continue };
+            if !matches!(perms, "r-xp" | "r--p") || !path.starts_with('/') {
+                continue;
+            }
+            let mut buf = vec![0u8; (end - start) / 4096 * 8];
+            std::os::unix::fs::FileExt::read_exact_at(&pagemap, &mut buf, (start / 4096 * 8) as u64).ok()?;
+            let entry = |c: &[u8]| u64::from_ne_bytes(c.try_into().expect("8 bytes"));
+            out.push((start, buf.chunks_exact(8).map(|c| entry(c) & (PM_PRESENT | PM_FILE) == PM_PRESENT | PM_FILE).collect()));
+        }
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let locked = status.lines().find_map(|l| l.strip_prefix("VmLck:")).is_some_and(|v| v.trim() != "0 kB");
+        Some(MappedPages { maps: out, locked })
+    }
+
+    /// Unmaps the clean file pages mapped since `self` was taken (they stay in the page
+    /// cache; the next touch maps them again), keeping the mappings locked as they
+    /// were (mlock on fault) in a process that locks its memory. Returns how many
+    /// pages it unmapped.
+    pub fn release_new(&self) -> usize {
+        let Some(now) = MappedPages::now() else { return 0 };
+        let mut released = 0;
+        for (start, pages) in &now.maps {
+            let Some((_, before)) = self.maps.iter().find(|(s, b)| s == start && b.len() == pages.len()) else { continue };
+            let new = |i: usize| pages[i] && !before[i];
+            let mut i = 0;
+            while i < pages.len() {
+                if !new(i) {
+                    i += 1;
+                    continue;
+                }
+                let run = i;
+                while i < pages.len() && new(i) {
+                    i += 1;
+                }
+                let (addr, len) = ((start + run * 4096) as *mut libc::c_void, (i - run) * 4096);
+                // SAFETY: whole pages of a read-only private file mapping of this
+                // process that hold no private copy (pagemap: file pages); unlocked,
+                // MADV_DONTNEED unmaps them and the next access maps the page cache's
+                // again, unchanged. The range is locked again as mlockall left it.
+                unsafe {
+                    let unlocked = libc::munlock(addr, len) == 0;
+                    if unlocked && libc::madvise(addr, len, libc::MADV_DONTNEED) == 0 {
+                        released += i - run;
+                    }
+                    if unlocked && self.locked {
+                        libc::mlock2(addr, len, libc::MLOCK_ONFAULT);
+                    }
+                }
+            }
+        }
+        released
+    }
 }
 
 /// The supervisor: waits for the daemon to exit, however it exits, and thaws every app
@@ -386,11 +517,13 @@ pub fn supervise(daemon_pid: i32, root: &str, layout: Option<&str>, unboost: boo
     let p = Pidfd::open(daemon_pid)?;
     // Only a failure to protect itself: the supervisor still works.
     let _ = protect_self();
-    loop {
-        match p.wait_exit(Duration::from_secs(3600)) {
-            Ok(()) => break,
-            Err(Error::Timeout { .. }) => continue,
-            Err(e) => return Err(e),
+    if !wait_exit_unmapped(p.raw_fd()) {
+        loop {
+            match p.wait_exit(Duration::from_secs(3600)) {
+                Ok(()) => break,
+                Err(Error::Timeout { .. }) => continue,
+                Err(e) => return Err(e),
+            }
         }
     }
     if unboost {
@@ -491,6 +624,35 @@ mod tests {
         let e = ctl(Path::new("/nonexistent/floe.sock"), "status").unwrap_err().to_string();
         assert!(e.contains("cannot reach the daemon") && e.contains("is the daemon running"), "{e}");
         assert!(ctl(Path::new("/nonexistent/floe.sock"), "bogus").unwrap_err().to_string().contains("unknown request"));
+    }
+
+    /// What ran between two snapshots of the mapped code pages is unmapped again, and
+    /// only that: the code runs on and maps it back on a touch.
+    #[test]
+    fn pages_mapped_since_a_snapshot_are_released() {
+        // Nothing mapped but what runs from here on (and what other tests touch).
+        release_startup_pages();
+        let before = MappedPages::now().expect("pagemap");
+        let dir = crate::scratch_dir("mapped-pages");
+        let mut store = crate::state::Store::open(&dir.join("s.db")).unwrap();
+        store.save("ice", "{}").unwrap();
+        assert!(before.release_new() > 0, "the save mapped code pages");
+        store.save("ice", "{\"a\": 1}").unwrap();
+        assert_eq!(store.load("ice").unwrap().as_deref(), Some("{\"a\": 1}"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// The supervisor's wait unmaps the clean pages mapped before it and still sees
+    /// the process exit; the code runs on after it.
+    #[test]
+    fn an_unmapped_wait_sees_the_exit() {
+        let mut child = std::process::Command::new("sleep").arg("0.3").spawn().unwrap();
+        let p = Pidfd::open(child.id() as i32).unwrap();
+        let t = Instant::now();
+        assert!(wait_exit_unmapped(p.raw_fd()));
+        assert!(t.elapsed() >= Duration::from_millis(200), "{:?}", t.elapsed());
+        child.wait().unwrap();
+        assert_eq!(Request::parse("status"), Ok(Request::Status));
     }
 
     /// Start-up's pages are unmapped, not lost: the code runs on, the heap and the

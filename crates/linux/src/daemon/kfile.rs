@@ -67,13 +67,20 @@ pub(crate) fn read_once<'a>(path: &str, buf: &'a mut Vec<u8>) -> std::io::Result
     Ok(&buf[..n])
 }
 
+/// The size a file's buffer starts at: most of the files kept open are far smaller
+/// than a page (an app's cgroup.procs, its memory usage; a process's status is about
+/// 1.4 KiB), and with 20 apps a page each was over 200 KiB of the daemon's heap, all of
+/// it locked. A larger file costs a few more reads, once.
+const FIRST_BUF: usize = 512;
+
 /// Reads `f` from offset 0 into `buf` (grown as needed, never shrunk), up to the read
 /// that returns nothing; the length read. A short read is not the end: a seq file of
 /// many records (/proc/vmstat, a large cgroup.procs) gives at most a page of them at a
 /// time. The closing read is cheap: it starts where the kernel's iterator stopped.
+/// A new buffer starts at [`FIRST_BUF`] bytes and doubles until the file fits.
 fn read_whole(f: &File, buf: &mut Vec<u8>) -> std::io::Result<usize> {
     if buf.is_empty() {
-        buf.resize(4096, 0);
+        buf.resize(FIRST_BUF, 0);
     }
     let mut len = 0;
     loop {

@@ -32,12 +32,14 @@ mod kfile;
 mod observe;
 mod pageout;
 mod procs;
+mod saver;
 pub use config::*;
 pub use control::*;
 use kfile::*;
 pub use observe::*;
 use pageout::*;
 pub use procs::*;
+use saver::*;
 
 const T: Duration = Duration::from_secs(2);
 /// Fast sampling lasts this long after memory pressure, a refault or a low-memory level
@@ -279,7 +281,10 @@ pub struct Daemon {
     lmk_level: Option<i32>,
     /// lmkd's PSI mode, when configured for a policy that keeps Android's killer.
     psi_lmkd: Option<PsiLmkd>,
-    store: Store,
+    /// The state database, read at start-up; then the saver thread's.
+    store: Option<Store>,
+    /// The thread that writes the state database, started at the end of start-up.
+    saver: Option<Saver>,
     last_save: Instant,
     /// ASAP's anonymous estimator and prepaging, for policies that ask for it.
     prepager: Option<AnonPrepager>,
@@ -609,7 +614,8 @@ impl Daemon {
             lmk_levels,
             lmk_level: None,
             psi_lmkd: None,
-            store,
+            store: Some(store),
+            saver: None,
             last_save: Instant::now(),
             prepager,
             file_prepager,
@@ -667,9 +673,9 @@ impl Daemon {
             let r = p.import_state(&saved, &d);
             d.policy = Some(p);
             match r {
-                Ok(()) => d.log(&format!("state: restored {} from {}", d.cfg.policy, d.store.path().display())),
+                Ok(()) => d.log(&format!("state: restored {} from {}", d.cfg.policy, d.cfg.state_db.display())),
                 // A state this version cannot read is reported and replaced, not fatal.
-                Err(e) => d.log(&format!("state: ignoring saved {} state in {}: {e}", d.cfg.policy, d.store.path().display())),
+                Err(e) => d.log(&format!("state: ignoring saved {} state in {}: {e}", d.cfg.policy, d.cfg.state_db.display())),
             }
         }
         if let Some(saved) = d.load_saved(&prepage_key(&d.cfg.policy))? {
@@ -712,6 +718,9 @@ impl Daemon {
         for i in 0..d.apps.len() {
             d.keep_out_of_swap(i);
         }
+        // From here on the database is written by a thread of its own, never the loop.
+        let store = d.store.take().expect("the store is the daemon's until here");
+        d.saver = Some(Saver::start(store, d.start).map_err(crate::io_err("the state database's saver thread"))?);
         Ok(d)
     }
 
@@ -754,20 +763,38 @@ impl Daemon {
         }
     }
 
-    /// Saves `text` under `key`, unless it is what the database already holds as this
-    /// daemon last saved or loaded it: an idle daemon writes nothing.
-    fn save_changed(&mut self, key: &str, text: String) -> Result<()> {
-        if self.saved.get(key) == Some(&text) {
-            return Ok(());
+    /// Saves each (key, text) of `items` whose text is not what the database holds as
+    /// this daemon last saved or loaded it (an idle daemon writes nothing): handed to
+    /// the saver thread, which writes them in one transaction while the loop goes on.
+    /// A key whose save failed is saved again at the next call. Before the saver
+    /// starts (start-up), written here.
+    fn save_changed(&mut self, items: Vec<(String, String)>) {
+        for key in self.saver.as_ref().map(Saver::failed).unwrap_or_default() {
+            self.saved.remove(&key);
         }
-        self.store.save(key, &text)?;
-        self.saved.insert(key.to_string(), text);
-        Ok(())
+        let changed: Vec<(String, String)> = items.into_iter().filter(|(k, t)| self.saved.get(k) != Some(t)).collect();
+        if changed.is_empty() {
+            return;
+        }
+        for (k, t) in &changed {
+            self.saved.insert(k.clone(), t.clone());
+        }
+        if let Some(s) = &self.saver {
+            s.hand(changed);
+            return;
+        }
+        let store = self.store.as_mut().expect("the store is the daemon's until the saver starts");
+        if let Err(e) = store.save_all(changed.iter().map(|(k, t)| (k.as_str(), t.as_str()))) {
+            self.log(&format!("state: cannot save: {e}"));
+            for (k, _) in changed {
+                self.saved.remove(&k);
+            }
+        }
     }
 
-    /// Loads what the database holds under `key`, remembered as saved.
+    /// Loads what the database holds under `key`, remembered as saved (start-up only).
     fn load_saved(&mut self, key: &str) -> Result<Option<String>> {
-        let text = self.store.load(key)?;
+        let text = self.store.as_ref().expect("loads come before the saver starts").load(key)?;
         if let Some(t) = &text {
             self.saved.insert(key.to_string(), t.clone());
         }
@@ -780,9 +807,7 @@ impl Daemon {
             return;
         }
         let text = serde_json::to_string(&self.session()).expect("a session serializes");
-        if let Err(e) = self.save_changed(SESSION_KEY, text) {
-            self.log(&format!("state: cannot save the session: {e}"));
-        }
+        self.save_changed(vec![(SESSION_KEY.to_string(), text)]);
     }
 
     /// Adopts the layout's `uid_N` groups that are new since the last look.
@@ -829,26 +854,25 @@ impl Daemon {
         self.busy_until = self.busy_until.max(Instant::now() + d);
     }
 
-    /// Saves what the policy learned, in one transaction.
+    /// Saves the session and what the policy learned, in one transaction (on the saver
+    /// thread).
     fn save_state(&mut self) {
         self.last_save = Instant::now();
         if self.cfg.dry_run {
             return;
         }
-        self.save_session();
+        let mut items = vec![(SESSION_KEY.to_string(), serde_json::to_string(&self.session()).expect("a session serializes"))];
         // One record for both estimators: {"anon": ..., "file": ...}.
         let parts =
             self.prepager.as_ref().map(AnonPrepager::export).into_iter().chain(self.file_prepager.as_ref().map(FilePrepager::export));
         let all: serde_json::Map<String, serde_json::Value> = parts.filter_map(|v| v.as_object().cloned()).flatten().collect();
         if !all.is_empty() {
-            if let Err(e) = self.save_changed(&prepage_key(&self.cfg.policy), serde_json::Value::Object(all).to_string()) {
-                self.log(&format!("state: cannot save: {e}"));
-            }
+            items.push((prepage_key(&self.cfg.policy), serde_json::Value::Object(all).to_string()));
         }
-        let Some(state) = self.policy.as_ref().and_then(|p| p.export_state(self)) else { return };
-        if let Err(e) = self.save_changed(&self.cfg.policy.clone(), state) {
-            self.log(&format!("state: cannot save: {e}"));
+        if let Some(state) = self.policy.as_ref().and_then(|p| p.export_state(self)) {
+            items.push((self.cfg.policy.clone(), state));
         }
+        self.save_changed(items);
     }
 
     /// The low-memory killer, once per sample: below a level, the stock killer kills
@@ -1982,6 +2006,19 @@ impl Daemon {
             }
         }
         self.save_state();
+        let r = self.stop_all();
+        // The last save, written meanwhile, is waited for, within a bound.
+        if let Some(s) = self.saver.as_mut() {
+            if !s.finish(SAVE_ON_EXIT) {
+                self.log(&format!("state: the last save did not end within {} s; not waiting for it", SAVE_ON_EXIT.as_secs()));
+            }
+        }
+        r
+    }
+
+    /// The end of [`Daemon::run_until`]: advice stopped, the foreground unboosted, the
+    /// control socket closed, every app thawed and floe's empty groups removed.
+    fn stop_all(&mut self) -> Result<()> {
         self.stop_advice("the daemon is stopping");
         if let Some(f) = self.fg {
             self.fg_boost(f, false);

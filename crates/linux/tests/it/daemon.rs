@@ -282,8 +282,11 @@ fn a_restarted_daemon_keeps_the_foreground() {
     }));
     assert_eq!(ctl(&t.sock(), "fg b").unwrap(), "ok\n");
     assert_eq!(ctl(&t.sock(), "fg a").unwrap(), "ok\n");
-    // Saved at once, before any periodic save or exit.
-    let saved = floe_linux::state::Store::open(&t.db()).unwrap().load(floe_linux::daemon::SESSION_KEY).unwrap().expect("saved");
+    // Saved at once (by the saver thread, within a moment), before any periodic save or
+    // exit.
+    let session = || floe_linux::state::Store::open(&t.db()).unwrap().load(floe_linux::daemon::SESSION_KEY).unwrap();
+    assert!(until(Duration::from_secs(2), || session().is_some_and(|s| s.contains("\"fg\":\"a\""))));
+    let saved = session().expect("saved");
     let s: floe_linux::daemon::Session = serde_json::from_str(&saved).unwrap();
     assert_eq!((s.fg.as_deref(), s.order.last().map(String::as_str)), (Some("a"), Some("a")), "{saved}");
     assert_eq!(std::fs::metadata(t.db()).unwrap().permissions().mode() & 0o777, 0o600, "the database is root's alone");

@@ -562,7 +562,8 @@ fn main_job_policies(workload: &str) -> &'static [&'static str] {
 const LEGEND: &str = "\
 fps: frames a second in the foreground; ria: share of frames over 16.6 ms (interaction_alerts: their count)
 launch_ms_*: launch latency; switch_ms_mean: warm launches; caching_capability: warm launches a round after the first
-refaults_fg|bg_anon|file: evicted pages read back, by the foreground or cached apps; reclaimed_pages: pages evicted
+refaults_fg|bg_anon|file: evicted pages read back, by the foreground or cached apps; refaults_system: by the system's
+processes (devices that list them); reclaimed_pages: pages evicted
 kills, freezes, thaws: apps killed, frozen, thawed; *_bytes: flash traffic, RAM held compressed (zram) at the end
 cpu_ms_*: CPU time of apps, kswapd, (de)compression, prepaging; rows 0 under both policies are left out
 Every metric's unit and meaning: floe list metrics";

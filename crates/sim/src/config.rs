@@ -273,13 +273,6 @@ pub struct SystemProcess {
     pub hot_file_mib: f64,
 }
 
-impl SystemSpec {
-    /// All the processes' pages, MiB.
-    pub fn total_mib(&self) -> f64 {
-        self.process.iter().map(|p| p.anon_mib + p.file_mib).sum()
-    }
-}
-
 /// A device profile (data/devices/NAME.toml).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -908,6 +908,7 @@ impl Sim {
         if let Some(w) = opts.bg_window_s {
             params.insert("bg_window_s".to_string(), Param::Float(w));
         }
+        let sys_touch = hogs::SystemTouch::new(device.system.as_ref(), &apps[n_apps..]);
         let mut sim = Sim {
             now: Nanos::ZERO,
             seq: 0,
@@ -915,7 +916,7 @@ impl Sim {
             pages,
             apps,
             n_apps: n_apps as u16,
-            sys_touch: hogs::SystemTouch::new(device.system.as_ref()),
+            sys_touch,
             cpu: Cpu::with_capacities(
                 device.cpu.cores,
                 BgGroup { shares: device.cpu.bg_shares, cores: device.cpu.bg_cores },

@@ -118,14 +118,15 @@ pub(super) struct SystemTouch {
 }
 
 impl SystemTouch {
-    pub(super) fn new(system: Option<&SystemSpec>) -> SystemTouch {
+    /// The touches of `system`'s processes, `procs` (their hot sets as `system_process`
+    /// set them).
+    pub(super) fn new(system: Option<&SystemSpec>, procs: &[AppRt]) -> SystemTouch {
         let Some(s) = system else { return SystemTouch::default() };
         let mut acc = 0;
-        let cum_hot = s
-            .process
+        let cum_hot = procs
             .iter()
-            .map(|p| {
-                acc += u64::from(pages_of(p.hot_anon_mib).min(pages_of(p.anon_mib)) + pages_of(p.hot_file_mib).min(pages_of(p.file_mib)));
+            .map(|a| {
+                acc += u64::from(a.bg_hot_anon + a.bg_hot_file);
                 acc
             })
             .collect();

@@ -16,8 +16,8 @@ pub use event::{Action, CpuClass, Event, LaunchKind, PageKind, SwapTier};
 pub use lmkd::LmkdMode;
 pub use metrics::{ExperimentRecord, Finding, KillCauses, LaunchLog, Metrics, Param, RunRecord, Verdict};
 pub use policy::{
-    cached_oom_adj, AppInfo, AppState, CpuMode, EventMask, LmkMode, MemInfo, Policy, PrepageSetup, PriorityClass, ReclaimOrder, SealSetup,
-    Setup, SwapSetup, SystemView,
+    cached_oom_adj, shared_slot_adjs, AppInfo, AppState, CachedAdj, CpuMode, EventMask, LmkMode, MemInfo, Policy, PrepageSetup,
+    PriorityClass, ReclaimOrder, SealSetup, Setup, SwapSetup, SystemView,
 };
 pub use timeline::Sample;
 pub use units::{AppId, Nanos, Pages, PAGE_SIZE};

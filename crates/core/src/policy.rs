@@ -168,9 +168,64 @@ pub enum AppState {
 /// Android's oom_adj for a cached app by its recency, `rank` 0 being the most recently
 /// used cached app: 900, 910, ... up to 999 (CACHED_APP_MIN_ADJ up, one level each, as
 /// Android 10's OomAdjuster gives fewer than 20 cached activity processes; see
-/// docs/MODEL.md, "Killers", for Android 9's shared levels and the previous app's 700).
+/// [`CachedAdj::SharedSlots`] for Android 9's shared levels).
 pub fn cached_oom_adj(rank: usize) -> i32 {
     (900 + 10 * rank.min(10) as i32).min(999)
+}
+
+/// How ActivityManager spreads cached apps over oom_adj levels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CachedAdj {
+    /// Android 10 and later (OomAdjuster): with fewer cached apps than its ten slots,
+    /// each has a level of its own, 900, 910, ... ([`cached_oom_adj`]).
+    #[default]
+    PerApp,
+    /// Android 4.3 to 9 (ActivityManagerService.updateOomAdjLocked): three slots
+    /// between CACHED_APP_MIN_ADJ (900; 9 before Android 7's scale) and
+    /// CACHED_APP_MAX_ADJ (906; 15), shared by `cachedFactor` = cached apps / 3 apps
+    /// each ([`shared_slot_adjs`]), so the killer picks the largest app of the oldest
+    /// slot, not the least recently used one.
+    SharedSlots,
+}
+
+/// The oom_adj levels Android 4.3-9 gives `n` cached activity processes, most recently
+/// used first (AOSP 9 ActivityManagerService.updateOomAdjLocked): numSlots =
+/// (CACHED_APP_MAX_ADJ - CACHED_APP_MIN_ADJ + 1) / 2 = 3, cachedFactor = max(1, n /
+/// numSlots); the level starts at 900 with the next at 901, and after every
+/// cachedFactor processes moves to the next, which then steps by 2 up to 906. Empty
+/// processes (no activity) take the interleaved levels 900, 902, 904, 906 the same way;
+/// floe's apps all hold activities.
+pub fn shared_slot_adjs(n: usize) -> Vec<i32> {
+    const MIN: i32 = 900;
+    const MAX: i32 = 906;
+    let slots = ((MAX - MIN + 1) / 2) as usize;
+    let factor = (n / slots).max(1);
+    let (mut cur, mut next, mut step) = (MIN, MIN + 1, 0);
+    (0..n)
+        .map(|_| {
+            let adj = cur;
+            if cur != next {
+                step += 1;
+                if step >= factor {
+                    step = 0;
+                    cur = next;
+                    next = (next + 2).min(MAX);
+                }
+            }
+            adj
+        })
+        .collect()
+}
+
+impl CachedAdj {
+    /// The levels of `n` cached apps, most recently used first.
+    pub fn levels(self, n: usize) -> Vec<i32> {
+        match self {
+            CachedAdj::PerApp => (0..n).map(cached_oom_adj).collect(),
+            CachedAdj::SharedSlots => shared_slot_adjs(n),
+        }
+    }
 }
 
 /// A snapshot of one app.
@@ -295,5 +350,25 @@ mod tests {
         let adj: Vec<i32> = (0..12).map(cached_oom_adj).collect();
         assert_eq!(adj, vec![900, 910, 920, 930, 940, 950, 960, 970, 980, 990, 999, 999]);
         assert_eq!(cached_oom_adj(usize::MAX), 999);
+    }
+
+    #[test]
+    fn android_9_shares_three_cached_slots_by_recency() {
+        // One app a level while there are fewer than six: 900, then 901, 903, 905, and
+        // 906 for every older one.
+        assert_eq!(shared_slot_adjs(1), vec![900]);
+        assert_eq!(shared_slot_adjs(5), vec![900, 901, 903, 905, 906]);
+        // Eight cached apps: cachedFactor 8 / 3 = 2 apps a slot, and none reaches 906.
+        assert_eq!(shared_slot_adjs(8), vec![900, 900, 901, 901, 903, 903, 905, 905]);
+        // Twelve: four a slot.
+        let twelve = shared_slot_adjs(12);
+        assert_eq!(twelve, [[900; 4], [901; 4], [903; 4]].concat());
+        for n in 0..40 {
+            let adj = CachedAdj::SharedSlots.levels(n);
+            assert_eq!(adj.len(), n);
+            assert!(adj.windows(2).all(|w| w[0] <= w[1]), "older apps never rank above newer ones: {adj:?}");
+            assert!(adj.iter().all(|a| (900..=906).contains(a)));
+        }
+        assert_eq!(CachedAdj::PerApp.levels(3), vec![900, 910, 920]);
     }
 }

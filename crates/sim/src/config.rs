@@ -159,6 +159,11 @@ pub struct MemorySpec {
     /// or Android 10 lmkd's PSI mode. Default `minfree`.
     #[serde(default)]
     pub lmkd: floe_core::LmkdMode,
+    /// How ActivityManager spreads cached apps over oom_adj levels: `per-app` (Android
+    /// 10 and later, the default) or `shared-slots` (Android 4.3 to 9: three levels,
+    /// 900 to 906, shared by a third of the cached apps each).
+    #[serde(default)]
+    pub cached_adj: floe_core::CachedAdj,
 }
 
 /// zram (and zswap pool) configuration of a device.
@@ -1408,6 +1413,7 @@ mod tests {
             ("galaxy-nexus", "shared_rss_mib = 29.3", "shared_rss_mib = 1e6", "memory.shared_rss_mib", "system's share"),
             ("pixel3", "lmkd = \"psi-minfree\"", "lmkd = \"vmpressure\"", "memory.lmkd", "`psi-minfree`"),
             ("nexus5", "swap_readahead = \"cluster\"", "swap_readahead = \"vma\"", "flash.swap_readahead", "`adaptive`"),
+            ("hikey970", "cached_adj = \"shared-slots\"", "cached_adj = \"android9\"", "memory.cached_adj", "`shared-slots`"),
             ("p20", "touch_mib_per_cpu_s = 2.75", "touch_mib_per_cpu_s = -1.0", "system.touch_mib_per_cpu_s", "a second of CPU"),
             ("p20", "adj = -900", "adj = -2000", "system.process.adj", "-1000..=1000"),
             ("p20", "hot_anon_mib = 37.8", "hot_anon_mib = 999.0", "system.process.hot_anon_mib", "0..=151 MiB"),

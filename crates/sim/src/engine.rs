@@ -1418,8 +1418,9 @@ impl Sim {
             };
         }
         cached.sort();
-        for (rank, (_, i)) in cached.into_iter().enumerate() {
-            self.apps[i as usize].oom_adj = floe_core::cached_oom_adj(rank);
+        let levels = self.device.memory.cached_adj.levels(cached.len());
+        for ((_, i), adj) in cached.into_iter().zip(levels) {
+            self.apps[i as usize].oom_adj = adj;
         }
     }
 

@@ -145,7 +145,7 @@ fn plan(quick: bool) -> Result<[Vec<RunSpec>; 5], SimError> {
     }
     let seal_specs: Vec<RunSpec> = seal::specs(quick)
         .into_iter()
-        .filter(|s| s.policy == "android-lmk" && !s.shuffle_rounds && s.use_s.is_none() && s.bg_window_s.is_none())
+        .filter(|s| s.policy == "android-lmk" && s.shuffle_rounds && s.use_s.is_none() && s.bg_window_s.is_none())
         .collect();
     let smartlmk_specs: Vec<RunSpec> =
         smartlmk::specs(quick).into_iter().filter(|s| s.policy == "android-lmk" && s.balloon_mib == Some(0.0)).collect();
@@ -229,8 +229,9 @@ fn ice_table(runs: &[RunRecord], table1: &[(usize, ice::Utilisation)]) -> Table 
     }
 }
 
-/// SEAL on the HiKey 970, 30 apps in Table I's order: No-SWAP's warm launch (Fig. 10),
-/// caching (Fig. 13, §II-B) and interaction alerts (Fig. 11, which gives no count).
+/// SEAL on the HiKey 970, 30 apps in a fresh order each round (as `floe experiment
+/// seal` runs them): No-SWAP's warm launch (Fig. 10), caching (Fig. 13, §II-B) and
+/// interaction alerts (Fig. 11, which gives no count).
 fn seal_table(runs: &[RunRecord]) -> Table {
     use seal::paper;
     let m = |f: &dyn Fn(&Metrics) -> f64| mean_where(runs, |_| true, f);

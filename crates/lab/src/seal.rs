@@ -83,22 +83,18 @@ fn windowed_policies(quick: bool) -> Vec<String> {
     v
 }
 
+/// A run of the evaluation: each round in a fresh order drawn with the run's seed. SEAL
+/// publishes no order, and its No-SWAP control rules out Table I's every round: Fig. 2
+/// warm-launches 7 of the 30 apps a round, where Android 9's killer, which takes the
+/// largest app of the oldest cached slot, leaves none of a fixed cycle cached (each app
+/// dies just before its turn; the listed-order table shows it).
 fn spec(policy: String, rounds: Option<u32>) -> RunSpec {
-    RunSpec { rounds, ..RunSpec::new(DEVICE, WORKLOAD, &policy) }
-}
-
-/// Seeds of the runs with each round in a fresh random order.
-fn shuffle_seeds(quick: bool) -> std::ops::RangeInclusive<u64> {
-    if quick {
-        1..=1
-    } else {
-        1..=3
-    }
+    RunSpec { rounds, shuffle_rounds: true, ..RunSpec::new(DEVICE, WORKLOAD, &policy) }
 }
 
 /// The run list: the five schemes, SEAL with each sweep point, then the five schemes
-/// with each round's launch order shuffled. `quick` plays 3 rounds instead of 10,
-/// fewer sweep points and one shuffled seed.
+/// with Table I's launch order every round. `quick` plays 3 rounds instead of 10 and
+/// fewer sweep points.
 pub fn specs(quick: bool) -> Vec<RunSpec> {
     let rounds = quick.then_some(3);
     let (sizes, ks, mus) = sweeps(quick);
@@ -106,9 +102,7 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
     v.extend(sizes.iter().map(|(a, b)| spec(format!("seal:sl1={a}:sl2={b}"), rounds)));
     v.extend(ks.iter().map(|k| spec(format!("seal:k={k}"), rounds)));
     v.extend(mus.iter().map(|m| spec(format!("seal:mu={m}"), rounds)));
-    for seed in shuffle_seeds(quick) {
-        v.extend(POLICIES.iter().map(|p| RunSpec { seed, shuffle_rounds: true, ..spec(p.to_string(), rounds) }));
-    }
+    v.extend(POLICIES.iter().map(|p| RunSpec { shuffle_rounds: false, ..spec(p.to_string(), rounds) }));
     for events in FIG12_EVENTS {
         let use_s = Some(f64::from(events) / EVENTS_PER_S);
         v.extend(FIG12_POLICIES.iter().map(|p| RunSpec { use_s, ..spec(p.to_string(), rounds) }));
@@ -117,10 +111,10 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
     v
 }
 
-/// Whether a run is one of the main ones: each round in the workload's listed order, its
-/// 500 events per app.
-fn listed(r: &RunRecord) -> bool {
-    !shuffled(r) && !windowed(r) && !r.params.contains_key("use_s")
+/// Whether a run is one of the main ones: each round in a fresh order, its 500 events
+/// per app.
+fn main_run(r: &RunRecord) -> bool {
+    shuffled(r) && !windowed(r) && !r.params.contains_key("use_s")
 }
 
 /// Whether a run launched each round in a fresh random order.
@@ -134,7 +128,7 @@ pub fn run(quick: bool, seeds: u32, progress: crate::Progress) -> Result<Report,
 
 /// The mean of `f` over the main runs of `policy` with `params` (None: its defaults).
 fn get(runs: &[RunRecord], policy: &str, params: Option<&str>, f: impl Fn(&Metrics) -> f64) -> f64 {
-    get_where(runs, listed, policy, params, f)
+    get_where(runs, main_run, policy, params, f)
 }
 
 /// The same over the runs `keep` selects.
@@ -233,7 +227,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
         let by = |f: &dyn Fn(&floe_core::KillCauses) -> u64| {
             let xs: Vec<f64> = runs
                 .iter()
-                .filter(|r| listed(r) && r.policy == p && !r.params.contains_key("policy_params"))
+                .filter(|r| main_run(r) && r.policy == p && !r.params.contains_key("policy_params"))
                 .map(|r| f(&r.kills_by) as f64)
                 .collect();
             xs.iter().sum::<f64>() / xs.len().max(1) as f64
@@ -243,17 +237,17 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
             kills.rows.push(Comparison { label: format!("{p} by HPL, for room in SL1"), paper: None, ours: by(&|k| k.sl1_room) });
         }
     }
-    // The same, with each round in a fresh random order: the paper gives none.
-    let mut shuffled_table = Table {
-        title: "Fig. 13 with each round's launch order shuffled (the paper publishes no order)".into(),
+    // The same, with Table I's order every round.
+    let mut listed_table = Table {
+        title: "Fig. 13 with Table I's launch order every round (the worst case for a killer that takes the least recent app)".into(),
         unit: "apps; ratio; trend +1 rises, -1 falls".into(),
         rows: vec![],
     };
-    let sc = |p: &str| mean_where(&runs, |r| shuffled(r) && r.policy == p, |m| m.caching_capability);
+    let sc = |p: &str| mean_where(&runs, |r| !shuffled(r) && r.policy == p, |m| m.caching_capability);
     for p in POLICIES {
-        shuffled_table.rows.push(Comparison { label: p.into(), paper: lookup(&paper::CACHED, p), ours: sc(p) });
+        listed_table.rows.push(Comparison { label: p.into(), paper: lookup(&paper::CACHED, p), ours: sc(p) });
     }
-    shuffled_table.rows.extend(caching_against_the_paper(&sc));
+    listed_table.rows.extend(caching_against_the_paper(&sc));
     let fig14 = per_round(&runs);
     let (sizes, ks, mus) = sweeps(quick);
     let mut sl = Table { title: "Fig. 15: SEAL's caching capability by SL1 / SL2 size".into(), unit: "apps".into(), rows: vec![] };
@@ -301,17 +295,17 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
             if quick { "--quick: 3 rounds instead of 10 and fewer sweep points" } else { "full run: 10 rounds" }
         ),
         "SL1 is sized like zram (uncompressed pages, the device's 1 GiB unless swept) and SL2 is the 2 GiB flash swap, which holds pages compressed as they left SL1 (Sec. IV-D), so its requests and PS_i count compressed bytes; SEAL locks launch-required pages in SL1 and HPL loads an app's SL2 pages back into it at each warm launch, killing cached apps when SL1 has no room (the paper: 'If no available space in SL1 to support page loading, or the total amount of launch-required pages of all the victim apps are more than the size of SL1, the app killing mechanism will wake up to release space'), which keeps SEAL's caching near or below ZSWAP's here (Fig. 13 above). ZSWAP's first level is sized like SL1 (Sec. V-A: 'a dedicated RAM disk'), within the kernel's 20 % of RAM, and every page it holds also holds a slot of the 2 GB swap file (frontswap), so pool and flash together keep at most 2 GiB of pages; once both are full, the file cache is reclaimed and the LMK kills. The paper's ZSWAP also lost apps 'killed before completing the swap operation'; floe holds pages under writeback in memory until their writes end, the kernel's side of that path, and it costs ZSWAP few apps here (docs/MODEL.md, 'Schemes' page-level hooks').".into(),
-        "Known differences: cached apps keep Ice's first-10-s background activity (docs/MODEL.md, 'Background activity'), so AGS's whole-app swap-outs bring background refaults from SL2 that queue ahead of the foreground's reads, and LLR, which swaps by the LRU and leaves those working sets resident, caches more apps than SEAL (docs/MODEL.md, 'Schemes' page-level hooks'); the catalog's footprints are later app versions than the paper's. The paper publishes no launch order: Fig. 13 uses Table I's every round, the worst case for a killer that takes the least recent app; the shuffled table draws each round's order afresh (seed 1 with --quick, seeds 1-3 in full), which moves No-SWAP to about the paper's figure and leaves SEAL below ZSWAP (docs/MODEL.md, 'Launches'). The last table ends cached apps' background activity 30 s after they leave the foreground (the main runs never end it; no seed measures how long it lasts): how much of each comparison rests on that assumption (docs/MODEL.md, 'Background activity').".into(),
+        "Known differences: cached apps keep Ice's first-10-s background activity (docs/MODEL.md, 'Background activity'), so AGS's whole-app swap-outs bring background refaults from SL2 that queue ahead of the foreground's reads, and LLR, which swaps by the LRU and leaves those working sets resident, caches more apps than SEAL (docs/MODEL.md, 'Schemes' page-level hooks'); the catalog's footprints are later app versions than the paper's. The paper publishes no launch order: every run draws each round's order afresh with its seed, since with Table I's order every round Android 9's killer (the largest app of the oldest shared cached slot) takes each app just before its turn and No-SWAP warm-launches none of the 7 its Fig. 2 measures; the listed-order table shows that case (docs/MODEL.md, 'Launches'). The last table ends cached apps' background activity 30 s after they leave the foreground (the main runs never end it; no seed measures how long it lasts): how much of each comparison rests on that assumption (docs/MODEL.md, 'Background activity').".into(),
     ];
     let motivation = motivation(&runs);
     let fig12 = alerts_by_events(&runs);
     let window = windowed_table(&runs, quick);
-    let tables = vec![motivation, warm, alert, fig12, cache, shuffled_table, kills, fig14, sl, kt, mt, window];
+    let tables = vec![motivation, warm, alert, fig12, cache, listed_table, kills, fig14, sl, kt, mt, window];
     Report { experiment: "seal".into(), runs, findings: findings(&tables), tables, notes, seeds: 1, sd: vec![] }
 }
 
-/// SEAL's findings (§VI), each checked against the report's tables (the listed launch
-/// order for Fig. 13).
+/// SEAL's findings (§VI), each checked against the report's tables (the main runs' fresh
+/// launch order each round for Fig. 13).
 fn findings(t: &[Table]) -> Vec<Finding> {
     let warm = |p: &'static str| (p, value(t, "Fig. 10:", p));
     let alerts = |p: &'static str| (p, value(t, "Fig. 11:", p));
@@ -455,7 +449,7 @@ fn alerts_by_events(runs: &[RunRecord]) -> Table {
     let mut over_noswap = Vec::new();
     for n in events {
         let at = |r: &RunRecord| {
-            !shuffled(r)
+            shuffled(r)
                 && !windowed(r)
                 && !r.params.contains_key("policy_params")
                 && match r.params.get("use_s") {
@@ -487,7 +481,7 @@ fn motivation(runs: &[RunRecord]) -> Table {
         unit: "apps; ratio".into(),
         rows: vec![],
     };
-    let base = |p: &str| runs.iter().find(|r| listed(r) && r.policy == p && !r.params.contains_key("policy_params"));
+    let base = |p: &str| runs.iter().find(|r| main_run(r) && r.policy == p && !r.params.contains_key("policy_params"));
     let (off, on) = (base("android-lmk"), base(SWAP_FILE));
     let m = |r: Option<&RunRecord>, f: &dyn Fn(&Metrics) -> f64| r.map_or(f64::NAN, |r| f(&r.metrics));
     t.rows.push(Comparison {
@@ -527,7 +521,7 @@ fn motivation(runs: &[RunRecord]) -> Table {
 /// (their runs at the default parameters), from the runs' launch logs.
 fn per_round(runs: &[RunRecord]) -> Table {
     let mut t = Table { title: "Fig. 14: warm launches in each round".into(), unit: "apps".into(), rows: vec![] };
-    let base = |p: &str| runs.iter().find(|r| listed(r) && r.policy == p && !r.params.contains_key("policy_params"));
+    let base = |p: &str| runs.iter().find(|r| main_run(r) && r.policy == p && !r.params.contains_key("policy_params"));
     let rounds = runs.iter().flat_map(|r| r.launches.iter().map(|l| l.round + 1)).max().unwrap_or(0);
     for round in 1..rounds {
         for p in ["android-lmk", "zswap", "seal"] {
@@ -549,15 +543,15 @@ mod tests {
         for quick in [true, false] {
             let s = specs(quick);
             let (sizes, ks, mus) = sweeps(quick);
-            let shuffled = POLICIES.len() * shuffle_seeds(quick).count();
+            let listed = POLICIES.len();
             let fig12 = FIG12_EVENTS.len() * FIG12_POLICIES.len();
             let windowed = windowed_policies(quick);
-            assert_eq!(s.len(), POLICIES.len() + 1 + sizes.len() + ks.len() + mus.len() + shuffled + fig12 + windowed.len());
+            assert_eq!(s.len(), POLICIES.len() + 1 + sizes.len() + ks.len() + mus.len() + listed + fig12 + windowed.len());
             let w: Vec<&str> = s.iter().filter(|r| r.bg_window_s.is_some()).map(|r| r.policy.as_str()).collect();
             assert_eq!(w, windowed.iter().map(|p| p.as_str()).collect::<Vec<_>>());
-            assert!(s.iter().all(|r| r.bg_window_s.is_none_or(|x| x == BG_WINDOW_S) && !(r.bg_window_s.is_some() && r.shuffle_rounds)));
-            assert!(s.iter().any(|r| r.policy == SWAP_FILE && !r.shuffle_rounds));
-            assert_eq!(s.iter().filter(|r| r.shuffle_rounds).count(), shuffled);
+            assert!(s.iter().all(|r| r.bg_window_s.is_none_or(|x| x == BG_WINDOW_S) && (r.bg_window_s.is_none() || r.shuffle_rounds)));
+            assert!(s.iter().any(|r| r.policy == SWAP_FILE && r.shuffle_rounds));
+            assert_eq!(s.iter().filter(|r| !r.shuffle_rounds).count(), listed);
             assert!(s.iter().all(|r| r.device == DEVICE && r.workload == WORKLOAD));
             assert!(s.iter().all(|r| floe_policies::make_spec(&r.policy).is_ok()), "every spec parses");
         }
@@ -599,15 +593,16 @@ mod tests {
     }
 
     /// Fig. 14 counts each base run's warm launches per round, from round 2 on, and
-    /// leaves the swept and the shuffled runs out.
-    /// A run record of seal-30apps: `params` "shuffled" for a shuffled order, other
-    /// text for policy parameters.
+    /// leaves the swept and the listed-order runs out.
+    /// A run record of seal-30apps, each round in a fresh order: `params` "listed" for
+    /// Table I's order instead, other text for policy parameters.
     fn record(policy: &str, params: Option<&str>, metrics: Metrics, launches: Vec<floe_core::LaunchLog>) -> RunRecord {
         let mut p = std::collections::BTreeMap::new();
-        match params {
-            Some("shuffled") => drop(p.insert("shuffle_rounds".to_string(), Param::Bool(true))),
-            Some(x) => drop(p.insert("policy_params".to_string(), Param::Text(x.into()))),
-            None => {}
+        if params != Some("listed") {
+            p.insert("shuffle_rounds".to_string(), Param::Bool(true));
+        }
+        if let Some(x) = params.filter(|&x| x != "listed") {
+            p.insert("policy_params".to_string(), Param::Text(x.into()));
         }
         RunRecord { params: p, metrics, launches, ..RunRecord::new(policy, DEVICE, WORKLOAD, 1) }
     }
@@ -620,7 +615,7 @@ mod tests {
         let (c, w) = (LaunchKind::Cold, LaunchKind::Warm);
         let runs = vec![
             run("seal", Some("k=1"), vec![log(1, w), log(1, w), log(1, w), log(2, w)]),
-            run("seal", Some("shuffled"), vec![log(1, w), log(1, w), log(1, w), log(2, w)]),
+            run("seal", Some("listed"), vec![log(1, w), log(1, w), log(1, w), log(2, w)]),
             run("seal", None, vec![log(0, c), log(0, c), log(1, w), log(1, c), log(2, w), log(2, w)]),
             run("zswap", None, vec![log(0, c), log(1, w)]),
         ];
@@ -633,7 +628,7 @@ mod tests {
     }
 
     /// Fig. 12 takes each event count's runs by their use time (500 events: the main runs,
-    /// which carry none) and leaves shuffled and swept runs out; the main tables leave
+    /// which carry none) and leaves listed-order and swept runs out; the main tables leave
     /// the Fig. 12 runs out.
     #[test]
     fn alerts_by_events_picks_runs_by_their_use_time() {
@@ -648,7 +643,7 @@ mod tests {
             run("android-lmk", None, None, 100),
             run("zswap", None, None, 400),
             run("seal", None, None, 200),
-            run("seal", Some("shuffled"), None, 9_999),
+            run("seal", Some("listed"), None, 9_999),
             run("seal", Some("k=1"), None, 9_999),
         ];
         for (events, alerts) in [(10u32, [10, 40, 30]), (100, [20, 80, 50]), (1000, [200, 800, 220])] {
@@ -726,17 +721,17 @@ mod tests {
     /// words, in both launch orders.
     #[test]
     fn caching_steps_are_reported_as_trends_beside_the_papers_words() {
-        let run = |policy: &str, shuffled: bool, caching: f64| {
-            record(policy, shuffled.then_some("shuffled"), Metrics { caching_capability: caching, ..Metrics::default() }, vec![])
+        let run = |policy: &str, listed: bool, caching: f64| {
+            record(policy, listed.then_some("listed"), Metrics { caching_capability: caching, ..Metrics::default() }, vec![])
         };
-        // Listed: LLR+HPL below LLR, SEAL above LLR+HPL (the paper's order); shuffled:
-        // LLR+HPL above LLR, SEAL below it.
+        // Main runs: LLR+HPL below LLR, SEAL above LLR+HPL (the paper's order); listed
+        // order: LLR+HPL above LLR, SEAL below it.
         let mut runs = vec![];
-        for (p, listed, shuffled) in
+        for (p, main, listed) in
             [("android-lmk", 3.0, 8.0), ("zswap", 20.0, 22.0), ("llr", 27.0, 10.0), ("llr-hpl", 15.0, 12.0), ("seal", 19.0, 11.0)]
         {
-            runs.push(run(p, false, listed));
-            runs.push(run(p, true, shuffled));
+            runs.push(run(p, false, main));
+            runs.push(run(p, true, listed));
         }
         let r = report(runs, true);
         let rows = |title: &str| {
@@ -746,7 +741,7 @@ mod tests {
         };
         let (a, b) = rows("Fig. 13: app caching");
         assert_eq!((a.paper, a.ours, b.paper, b.ours), (Some(-1.0), -1.0, Some(1.0), 1.0));
-        let (a, b) = rows("Fig. 13 with each round's launch order shuffled");
+        let (a, b) = rows("Fig. 13 with Table I's launch order");
         assert_eq!((a.ours, b.ours), (1.0, -1.0));
     }
 }

@@ -319,11 +319,17 @@ fn ice_motivation_runs_cache_the_papers_fixed_background_set() {
 }
 
 /// SEAL Fig. 2/3's trade-off: flash swap keeps more apps cached than vanilla LMK, and
-/// pays for it with slower warm launches.
+/// pays for it with slower warm launches. Each round in a fresh order, as `floe
+/// experiment seal` runs it: with Table I's order every round, Android 9's killer takes
+/// each app just before its turn and neither caches any.
 #[test]
 fn seal_swap_all_caches_more_but_launches_slower() {
-    let lmk = embedded_run("hikey970", "seal-30apps", "android-lmk", None);
-    let swap = embedded_run("hikey970", "seal-30apps", "swap-all", None);
+    let cat = Catalog::embedded().unwrap();
+    let (wl, dev) = (Workload::load("seal-30apps", &cat).unwrap(), Device::load("hikey970").unwrap());
+    let run = |policy| {
+        floe_sim::run(&dev, &wl, &cat, policy, &RunOptions { seed: 1, shuffle_rounds: true, ..Default::default() }).unwrap().metrics
+    };
+    let (lmk, swap) = (run("android-lmk"), run("swap-all"));
     assert!(swap.caching_capability > 2.0 * lmk.caching_capability, "caching {} vs {}", swap.caching_capability, lmk.caching_capability);
     assert!(swap.switch_ms_mean > 1.5 * lmk.switch_ms_mean, "warm launch {} vs {} ms", swap.switch_ms_mean, lmk.switch_ms_mean);
     assert!(swap.kills < lmk.kills);
@@ -970,4 +976,45 @@ fn the_app_that_left_the_foreground_is_cached_when_the_policy_hears_of_it() {
     let seen = seen.borrow();
     assert!(!seen.is_empty(), "no switch between apps");
     assert!(seen.iter().all(|&adj| adj >= 200) && seen.iter().any(|&adj| adj >= 900), "{seen:?}");
+}
+
+/// Records, at each switch, the cached apps' oom_adj from the most recently used on.
+struct CachedAdjs(std::rc::Rc<std::cell::RefCell<Vec<Vec<i32>>>>);
+
+impl floe_core::Policy for CachedAdjs {
+    fn name(&self) -> &'static str {
+        "cached-adjs"
+    }
+    fn setup(&self) -> floe_core::Setup {
+        floe_core::Setup { events: floe_core::EventMask { launches: true, ..floe_core::EventMask::NONE }, ..floe_core::Setup::stock() }
+    }
+    fn on_event(&mut self, ev: &floe_core::Event, view: &dyn floe_core::SystemView, _: &mut Vec<floe_core::Action>) {
+        if let floe_core::Event::AppSwitch { .. } = ev {
+            let mut cached: Vec<floe_core::AppInfo> =
+                view.apps().into_iter().filter_map(|a| view.app(a)).filter(|i| i.state == floe_core::AppState::Cached).collect();
+            cached.sort_by_key(|i| std::cmp::Reverse(i.last_used));
+            self.0.borrow_mut().push(cached.iter().map(|i| i.oom_adj).collect());
+        }
+    }
+}
+
+/// Android 9 (the HiKey 970) shares three cached slots, 900 to 906, a third of the
+/// cached apps each; Android 10 (the Pixel 4) gives each cached app its own level.
+#[test]
+fn android_9_shares_cached_slots_and_android_10_gives_each_app_a_level() {
+    let cat = Catalog::embedded().unwrap();
+    let mut wl = Workload::load("seal-30apps", &cat).unwrap();
+    (wl.rounds, wl.use_s) = (1, 2.0);
+    for (device, want) in [("hikey970", floe_core::CachedAdj::SharedSlots), ("pixel4", floe_core::CachedAdj::PerApp)] {
+        let dev = Device::load(device).unwrap();
+        assert_eq!(dev.memory.cached_adj, want);
+        let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        floe_sim::run_policy(&dev, &wl, &cat, Box::new(CachedAdjs(seen.clone())), &RunOptions { seed: 1, ..Default::default() }).unwrap();
+        let seen = seen.borrow();
+        assert!(seen.iter().any(|adj| adj.len() >= 6), "{device}: too few apps cached to share a slot: {seen:?}");
+        for adj in seen.iter() {
+            assert_eq!(adj, &want.levels(adj.len()), "{device}");
+        }
+    }
+    assert_eq!(floe_core::CachedAdj::SharedSlots.levels(6), vec![900, 900, 901, 901, 903, 903]);
 }

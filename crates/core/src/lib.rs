@@ -17,7 +17,7 @@ pub use lmkd::LmkdMode;
 pub use metrics::{ExperimentRecord, Finding, KillCauses, LaunchLog, Metrics, Param, RunRecord, Verdict};
 pub use policy::{
     cached_oom_adj, shared_slot_adjs, AppInfo, AppState, CachedAdj, CpuMode, EventMask, LmkMode, MemInfo, Policy, PrepageSetup,
-    PriorityClass, ReclaimOrder, SealSetup, Setup, SwapSetup, SystemView,
+    PriorityClass, ReclaimOrder, SealSetup, Setup, SwapSetup, SystemView, PREVIOUS_APP_ADJ,
 };
 pub use timeline::Sample;
 pub use units::{AppId, Nanos, Pages, PAGE_SIZE};

@@ -173,6 +173,11 @@ pub fn cached_oom_adj(rank: usize) -> i32 {
     (900 + 10 * rank.min(10) as i32).min(999)
 }
 
+/// The oom_adj of the previous app, the one the user left last (ProcessList
+/// PREVIOUS_APP_ADJ: 700 from Android 7's scale, 7 before), in every release the seeds
+/// ran: above the cached levels, so killers take it after every cached app.
+pub const PREVIOUS_APP_ADJ: i32 = 700;
+
 /// How ActivityManager spreads cached apps over oom_adj levels.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -508,6 +508,8 @@ pub struct Sim {
     pinned: i64,
     age: u32,
     kswapd_active: bool,
+    /// ActivityManager's previous process: the app the user left last, with its life.
+    previous: Option<(u16, u32)>,
     /// Pages every live app's RSS includes from Zygote (the device's `shared_rss_mib`).
     shared_rss: u64,
     /// The kernel's reclaim_stat: pages scanned and rotated (kept or made active) on the
@@ -949,6 +951,7 @@ impl Sim {
             pinned: 0,
             age: 0,
             kswapd_active: false,
+            previous: None,
             shared_rss: pages_of(device.memory.shared_rss_mib) as u64,
             recent_scanned: [0; 2],
             recent_rotated: [0; 2],
@@ -1387,6 +1390,10 @@ impl Sim {
     }
 
     fn send_to_background(&mut self, app: u16) {
+        // The app the user leaves becomes ActivityManager's previous process once its
+        // activity stops (updatePreviousProcessLocked: not the home app, and only while
+        // this process lives).
+        self.previous = Some((app, self.apps[app as usize].life));
         let a = &mut self.apps[app as usize];
         a.last_used = self.now;
         if matches!(a.state, AppState::Foreground | AppState::Launching) {
@@ -1402,15 +1409,18 @@ impl Sim {
         }
     }
 
-    /// Android's oom_adj rules: foreground 0, perceptible 200, cached 900 and up by
-    /// recency (most recent first, 10 apart, at most 999).
+    /// Android's oom_adj rules: foreground 0, perceptible 200, the previous app 700
+    /// (PREVIOUS_APP_ADJ, the app the user left last while its process lives), the other
+    /// cached apps by recency at the device's cached levels (`CachedAdj`).
     fn recompute_adj(&mut self) {
         let mut cached: Vec<(Reverse<Nanos>, u16)> = Vec::new();
+        let previous = self.previous.filter(|&(p, life)| self.apps[p as usize].life == life).map(|(p, _)| p);
         for (i, a) in self.apps[..self.n_apps as usize].iter_mut().enumerate() {
             a.oom_adj = match a.state {
                 AppState::Dead => 1001,
                 _ if self.fg == Some(i as u16) => 0,
                 _ if a.spec.perceptible => 200,
+                _ if previous == Some(i as u16) => floe_core::PREVIOUS_APP_ADJ,
                 _ => {
                     cached.push((Reverse(a.last_used), i as u16));
                     continue;

@@ -21,12 +21,6 @@ pub(crate) const SCENARIOS: [(&str, &str); 4] =
 const POLICIES: [&str; 6] = ["lru-cfs", "ucsg", "acclaim", "power-freezer", "ice", "ice-plus"];
 /// §6.1.2's launch experiment: Table 3's 20 apps, 10 rounds of 30 s each.
 const LAUNCH_WORKLOAD: &str = "ice-launch";
-/// Fig. 12's findings are read off the runs that draw each round's launch order afresh.
-/// Ice publishes no order, and its LRU+CFS baseline rules out Table 3's every round:
-/// "only seven or eight applications are cached with LRU+CFS" (§6.1.2), where a fixed
-/// cycle of 20 apps under Android's killers loses almost every app just before its
-/// turn (the "Table 3's order" rows show it).
-const LAUNCH_MAIN_SHUFFLED: bool = true;
 
 /// Published figures quoted in Ice's text and tables.
 pub(crate) mod paper {
@@ -217,8 +211,8 @@ pub fn specs(quick: bool) -> Vec<RunSpec> {
             }
         }
         // §6.1.2: the launch experiment, one run per policy (its 10 rounds in one run),
-        // each round in a fresh random order (the paper gives none; see
-        // `LAUNCH_MAIN_SHUFFLED`) and in Table 3's order every round.
+        // each round in a fresh random order (the paper gives none; see `launch_table`)
+        // and in Table 3's order every round.
         for shuffle_rounds in [false, true] {
             for policy in POLICIES {
                 v.push(RunSpec { rounds: quick.then_some(3), shuffle_rounds, ..RunSpec::new(dev, LAUNCH_WORKLOAD, policy) });
@@ -854,9 +848,12 @@ type Stat = dyn Fn(&RunRecord) -> f64;
 
 /// Fig. 12: launch latency (all, cold, hot) and hot launches per round after the first,
 /// per phone and policy, and against the paper's figures, whose phone is not stated,
-/// as the mean of both phones.
+/// as the mean of both phones. The findings' rows read the runs that draw each round's
+/// launch order afresh: Ice publishes no order, and its LRU+CFS baseline rules out Table
+/// 3's every round ("only seven or eight applications are cached with LRU+CFS", §6.1.2),
+/// where a fixed cycle of 20 apps under Android's killers loses almost every app just
+/// before its turn (the "Table 3's order" rows show it).
 fn launch_table(runs: &[RunRecord]) -> Table {
-    let main = LAUNCH_MAIN_SHUFFLED;
     use floe_core::LaunchKind::{Cold, Warm};
     let mut t = Table {
         title: "Fig. 12: app launching, Table 3's 20 apps over 10 rounds of 30 s".into(),
@@ -868,7 +865,7 @@ fn launch_table(runs: &[RunRecord]) -> Table {
             r.device == dev && r.workload == LAUNCH_WORKLOAD && r.policy == policy && r.params.contains_key("shuffle_rounds") == shuffled
         })
     };
-    let get = |dev: &str, policy: &str, f: &Stat| run(dev, policy, main).map_or(f64::NAN, f);
+    let get = |dev: &str, policy: &str, f: &Stat| run(dev, policy, true).map_or(f64::NAN, f);
     let what: [(&str, &Stat); 4] = [
         ("launch ms", &|r| launch_ms(r, None)),
         ("cold ms", &|r| launch_ms(r, Some(Cold))),
@@ -889,15 +886,15 @@ fn launch_table(runs: &[RunRecord]) -> Table {
     t.rows.push(Comparison {
         label: "both phones lru-cfs cold ms".into(),
         paper: Some(paper::COLD_LRU_MS),
-        ours: both(main, "lru-cfs", cold),
+        ours: both(true, "lru-cfs", cold),
     });
     t.rows.push(Comparison {
         label: "both phones lru-cfs hot ms".into(),
         paper: Some(paper::HOT_LRU_MS),
-        ours: both(main, "lru-cfs", hot),
+        ours: both(true, "lru-cfs", hot),
     });
     // The comparisons, with each round's order shuffled and in Table 3's order.
-    for (prefix, shuffled) in [("", main), ("Table 3's order: ", !main)] {
+    for (prefix, shuffled) in [("", true), ("Table 3's order: ", false)] {
         let both = |policy: &str, f: &Stat| both(shuffled, policy, f);
         t.rows.push(Comparison {
             label: format!("{prefix}both phones lru-cfs hot per round"),
@@ -909,7 +906,7 @@ fn launch_table(runs: &[RunRecord]) -> Table {
             paper: Some(paper::LAUNCH_ICE_CUT_PCT),
             ours: pct_cut(both("lru-cfs", all), both("ice", all)),
         });
-        if shuffled == main {
+        if shuffled {
             t.rows.push(Comparison {
                 label: "ice cut of cold launch time %".into(),
                 paper: Some(paper::COLD_ICE_CUT_PCT),
@@ -925,7 +922,7 @@ fn launch_table(runs: &[RunRecord]) -> Table {
     // Fig. 13: Ice+ against Ice, mean and standard deviation of all launches; the paper
     // finds the means closer than either deviation.
     for (dev, _) in DEVICES {
-        let sd = |policy: &str| run(dev, policy, main).map_or(f64::NAN, launch_ms_stddev);
+        let sd = |policy: &str| run(dev, policy, true).map_or(f64::NAN, launch_ms_stddev);
         let gap = (get(dev, "ice-plus", all) - get(dev, "ice", all)).abs();
         t.rows.push(Comparison { label: format!("Fig. 13: {dev} ice launch ms stddev"), paper: None, ours: sd("ice") });
         t.rows.push(Comparison { label: format!("Fig. 13: {dev} ice-plus launch ms stddev"), paper: None, ours: sd("ice-plus") });

@@ -429,6 +429,9 @@ struct AppRt {
     /// Where the background wakeups are in their passes over the background working
     /// set's anonymous [0] and file [1] pages (`Walk`; reset on death).
     bg_walk: [Walk; 2],
+    /// The spread of the background heap set over the populated heap, with the
+    /// populated count and key it was made for (`AppRt::bg_spread`).
+    bg_spread: Option<(u32, u64, Spread)>,
     state: AppState,
     oom_adj: i32,
     last_used: Nanos,
@@ -442,6 +445,23 @@ struct AppRt {
     frame_busy: bool,
     launch: Option<Launch>,
     rng: FastRng,
+}
+
+impl AppRt {
+    /// The spread of its background heap set over the populated heap. It depends only
+    /// on the populated count and the app's launch key, so it is made once for each
+    /// pair (a wakeup would otherwise pay a gcd search and a reciprocal each time).
+    fn bg_spread(&mut self) -> Spread {
+        let key = splitmix(self.launch_key, BG_SPREAD_KEY);
+        match self.bg_spread {
+            Some((n, k, s)) if n == self.populated && k == key => s,
+            _ => {
+                let s = Spread::new(self.populated, key);
+                self.bg_spread = Some((self.populated, key, s));
+                s
+            }
+        }
+    }
 }
 
 /// What one reclaim pass did so far.
@@ -807,6 +827,7 @@ impl Sim {
                     file_seen: 0,
                     evict_cursor: [0; 2],
                     bg_walk: [Walk::default(); 2],
+                    bg_spread: None,
                     state: AppState::Dead,
                     oom_adj: 1001,
                     last_used: Nanos::ZERO,
@@ -1676,9 +1697,9 @@ impl Sim {
         let (nf, wf, file0) = (share(a.bg_touch / BG_FILE_SHARE), a.bg_hot_file, a.anon);
         // The background heap set is spread over the populated heap (the launch set and
         // the foreground's hot pages are heap prefixes; a prefix here would nest in them).
-        let spread = Spread::new(a.populated, splitmix(a.launch_key, BG_SPREAD_KEY));
         let mut idx = std::mem::take(&mut self.scratch);
         let a = &mut self.apps[app as usize];
+        let spread = a.bg_spread();
         // Each wakeup takes the next pages of a pass over the set, so the wakeups of one
         // window touch distinct pages until all of the set has been touched.
         let (rng, [walk_anon, walk_file]) = (&mut a.rng, &mut a.bg_walk);

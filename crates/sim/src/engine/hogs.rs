@@ -8,7 +8,7 @@
 //! what reclaim takes from them comes back as the system's refaults, and the burst
 //! waits for them.
 
-use super::{pages_of, splitmix, stream, AppRt, Cont, Ctx, Ev, JobEv, Sim, Spread, BG_SPREAD_KEY};
+use super::{pages_of, stream, AppRt, Cont, Ctx, Ev, JobEv, Sim};
 use crate::config::{AppSpec, SystemProcess, SystemSpec};
 use floe_core::{AppState, Nanos, PriorityClass};
 use rand::Rng;
@@ -175,7 +175,7 @@ impl Sim {
         let (ha, hf) = (a.bg_hot_anon, a.bg_hot_file);
         let na = (n * f64::from(ha) / f64::from(ha + hf)).round() as u32;
         let nf = n as u32 - na;
-        let spread = Spread::new(a.populated, splitmix(a.launch_key, BG_SPREAD_KEY));
+        let spread = a.bg_spread();
         let mut idx = std::mem::take(&mut self.scratch);
         let (rng, [walk_anon, walk_file]) = (&mut a.rng, &mut a.bg_walk);
         if ha > 0 {

@@ -810,9 +810,10 @@ pub struct Workload {
     pub background_activity: bool,
     pub balloon_mib: f64,
     /// Share of each app's warm-launch CPU (the catalog's `warm_launch_ms`) that a
-    /// switch back to it runs before the workload's metric is taken: 1 for a launch
-    /// timed to its end (SEAL's), less for a metric that stops earlier (ASAP's time to
-    /// the first rendering).
+    /// switch back to it runs before the workload's metric is taken: 1 by default;
+    /// less for a metric that stops earlier (ASAP's time to the first rendering) or
+    /// where the catalog's all-resident launch, with the re-reads reclaim adds,
+    /// overstates the paper's (SEAL's). Calibrated on a control where set.
     #[serde(default = "one")]
     pub switch_cpu_share: f64,
     pub sequence: Vec<String>,

@@ -257,7 +257,7 @@ fn smartlmk_table(runs: &[RunRecord]) -> Table {
     let cached = paper::CACHED_APPS.iter().find(|(p, _)| *p == "android-lmk").map(|x| x.1);
     Table {
         title: "SmartLMK (Galaxy Nexus, 256 launches, no balloon): the stock LMK (Vanilla, android-lmk)".into(),
-        unit: "seconds; launches; kills".into(),
+        unit: "seconds; apps; launches; kills".into(),
         rows: vec![
             row(SMARTLMK_STOCK_LMK, "total launch time, s (Fig. 10)", total, m(&|m| m.launch_ms_total / 1000.0)),
             row(SMARTLMK_STOCK_LMK, "apps cached on average (§6.3)", cached, smartlmk::mean_cached_apps(runs, |_| true)),

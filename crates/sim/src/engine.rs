@@ -430,8 +430,8 @@ struct AppRt {
     /// set's anonymous [0] and file [1] pages (`Walk`; reset on death).
     bg_walk: [Walk; 2],
     /// The spread of the background heap set over the populated heap, with the
-    /// populated count and key it was made for (`AppRt::bg_spread`).
-    bg_spread: Option<(u32, u64, Spread)>,
+    /// populated count it was made for (`AppRt::bg_spread`).
+    bg_spread: Option<(u32, Spread)>,
     state: AppState,
     oom_adj: i32,
     last_used: Nanos,
@@ -449,15 +449,15 @@ struct AppRt {
 
 impl AppRt {
     /// The spread of its background heap set over the populated heap. It depends only
-    /// on the populated count and the app's launch key, so it is made once for each
-    /// pair (a wakeup would otherwise pay a gcd search and a reciprocal each time).
+    /// on the populated count and the app's launch key, fixed for the run, so it is
+    /// made once for each populated count (a wakeup would otherwise pay a gcd search
+    /// and a reciprocal each time).
     fn bg_spread(&mut self) -> Spread {
-        let key = splitmix(self.launch_key, BG_SPREAD_KEY);
         match self.bg_spread {
-            Some((n, k, s)) if n == self.populated && k == key => s,
+            Some((n, s)) if n == self.populated => s,
             _ => {
-                let s = Spread::new(self.populated, key);
-                self.bg_spread = Some((self.populated, key, s));
+                let s = Spread::new(self.populated, splitmix(self.launch_key, BG_SPREAD_KEY));
+                self.bg_spread = Some((self.populated, s));
                 s
             }
         }

@@ -126,6 +126,10 @@ pub fn linux_watermarks_mib(ram_mib: f64, display: Option<(u32, u32)>, wsf: u32)
     (mib(min_kb), mib(min_kb + extra_kb + gap_kb), mib(min_kb + extra_kb + 2.0 * gap_kb))
 }
 
+/// Largest render-thread wait a reclaimed page may cost, µs (a vsync period: frames
+/// pay at most one each).
+const MAX_FRAME_BLOCK_US: f64 = 16_667.0;
+
 /// Largest display side accepted, pixels (an 8K panel is 7,680 wide).
 const MAX_DISPLAY_PX: u32 = 16_384;
 
@@ -164,6 +168,12 @@ pub struct MemorySpec {
     /// 900 to 906, shared by a third of the cached apps each).
     #[serde(default)]
     pub cached_adj: floe_core::CachedAdj,
+    /// How long the foreground's render thread is blocked for each page reclaimed while
+    /// it renders, µs: the frame tasks Ice's Systrace saw blocked behind non-preemptive
+    /// reclaim (Ice §2.2.3, its [32]). Frames pay it at most a vsync period each (see
+    /// docs/MODEL.md, "Frames"). Absent: no frame waits for reclaim it does not do itself.
+    #[serde(default)]
+    pub reclaim_frame_block_us: Option<f64>,
 }
 
 /// zram (and zswap pool) configuration of a device.
@@ -386,6 +396,12 @@ impl Device {
             return err(
                 "memory.watermark_high_mib",
                 format!("the high watermark ({} MiB) is more than half of app memory ({} MiB)", num(high), num(m.app_mem_mib)),
+            );
+        }
+        if let Some(v) = m.reclaim_frame_block_us.filter(|v| !(v.is_finite() && (0.0..=MAX_FRAME_BLOCK_US).contains(v))) {
+            return err(
+                "memory.reclaim_frame_block_us",
+                format!("must be 0..={MAX_FRAME_BLOCK_US} µs of a render thread's wait a page reclaimed, got {}", num(v)),
             );
         }
         if let Some(v) = m.tuned_high_mib.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= m.app_mem_mib)) {
@@ -1380,7 +1396,7 @@ mod tests {
     fn foreground_values_out_of_range_are_refused() {
         let cat = Catalog::embedded().unwrap();
         for (from, to, key, says) in [
-            ("read_mib_s = 0.82", "read_mib_s = 1e9", "foreground.read_mib_s", "1 GiB a second"),
+            ("read_mib_s = 1.1", "read_mib_s = 1e9", "foreground.read_mib_s", "1 GiB a second"),
             ("heap_free_mib = 32.0", "heap_free_mib = 0.5", "foreground.heap_free_mib", "at least 1 MiB"),
             ("frame_cpu_ms = 16.1", "frame_cpu_ms = -1.0", "foreground.frame_cpu_ms", "a second"),
             ("buffers_mib = 240.0", "buffers_mib = 1e9", "foreground.buffers_mib", "16 GiB"),
@@ -1415,7 +1431,8 @@ mod tests {
             ("pixel3", "lmkd = \"psi-minfree\"", "lmkd = \"vmpressure\"", "memory.lmkd", "`psi-minfree`"),
             ("nexus5", "swap_readahead = \"cluster\"", "swap_readahead = \"vma\"", "flash.swap_readahead", "`adaptive`"),
             ("hikey970", "cached_adj = \"shared-slots\"", "cached_adj = \"android9\"", "memory.cached_adj", "`shared-slots`"),
-            ("p20", "touch_mib_per_cpu_s = 2.75", "touch_mib_per_cpu_s = -1.0", "system.touch_mib_per_cpu_s", "a second of CPU"),
+            ("p20", "touch_mib_per_cpu_s = 4.17", "touch_mib_per_cpu_s = -1.0", "system.touch_mib_per_cpu_s", "a second of CPU"),
+            ("p20", "reclaim_frame_block_us = 1050.0", "reclaim_frame_block_us = -1.0", "memory.reclaim_frame_block_us", "0..=16667 µs"),
             ("p20", "adj = -900", "adj = -2000", "system.process.adj", "-1000..=1000"),
             ("p20", "hot_anon_mib = 37.8", "hot_anon_mib = 999.0", "system.process.hot_anon_mib", "0..=151 MiB"),
             ("p20", "name = \"launcher\"", "name = \"../x\"", "system.process.name", ""),

@@ -557,6 +557,10 @@ pub struct Sim {
     scratch: Vec<u32>,
     /// The frames rendered, when asked for ([`Sim::log_frames`]): app, start, end.
     frame_log: Option<Vec<(u16, Nanos, Nanos)>>,
+    /// The device's render-thread wait per page reclaimed while the foreground renders
+    /// (`memory.reclaim_frame_block_us`), and the wait owed and not yet paid.
+    frame_block_per_page: Nanos,
+    frame_block_owed: Nanos,
     actions: Vec<Action>,
     done: Vec<Cont>,
     busy_sample: (Nanos, f64, u64),
@@ -993,6 +997,8 @@ impl Sim {
             pending: Vec::new(),
             scratch: Vec::new(),
             frame_log: None,
+            frame_block_per_page: Nanos((m.reclaim_frame_block_us.unwrap_or(0.0) * 1e3).round() as u64),
+            frame_block_owed: Nanos::ZERO,
             actions: Vec::new(),
             done: Vec::new(),
             busy_sample: (Nanos::ZERO, 0.0, 0),
@@ -1463,6 +1469,7 @@ impl Sim {
         let kind = if self.apps[app as usize].state == AppState::Dead { LaunchKind::Cold } else { LaunchKind::Warm };
         // The policy hears of the launch before it begins (Ice thaws here).
         self.fg = Some(app);
+        self.frame_block_owed = Nanos::ZERO;
         self.cpu.set_top(self.now, self.fg);
         // ActivityManager re-ranks the processes as the activity resumes: the policy
         // hears of the switch with the app that left at its cached level.
@@ -1631,6 +1638,13 @@ impl Sim {
         };
         if self.apps[app as usize].life != life {
             return;
+        }
+        if render {
+            // The wait reclaim owes the render thread, at most a vsync period a frame,
+            // so a burst of reclaim slows the frames that follow it.
+            let wait = self.frame_block_owed.min(VSYNC);
+            self.frame_block_owed -= wait;
+            ctx.t += wait;
         }
         self.apps[app as usize].frame_busy = true;
         self.start_job(ctx, work, Some(app), Cont::Frame { app, life, start: self.now, render });
@@ -2294,6 +2308,58 @@ mod tests {
         assert_eq!(calm.2, 0, "left alone, the call refaults nothing: {calm:?}");
         assert!(stalled.2 > 1000, "the stalled call faults its pages back: {stalled:?}");
         assert!(stalled.0 < calm.0 && stalled.1 > calm.1, "frames and janky frames: stalled {stalled:?}, calm {calm:?}");
+    }
+
+    /// Reclaim blocks the render thread (the P20's `reclaim_frame_block_us`): with
+    /// memtester's balloon the call reclaims as it renders, and the same minute renders
+    /// fewer frames than with the block turned off, the frames lost bounded by the wait
+    /// the pages reclaimed owed. Reclaim in the minute without the block is the same
+    /// order: the frames are lost to the wait, not to more reclaim.
+    #[test]
+    fn reclaim_while_the_foreground_renders_blocks_its_render_thread() {
+        let minute = |block: bool| {
+            let opts = RunOptions { seed: 1, bg_apps: Some(0), balloon_mib: Some(2069.0), ..Default::default() };
+            let mut sim = embedded_sim("p20", "ice-video-call", "lru-cfs", &opts);
+            assert!(sim.frame_block_per_page > Nanos::ZERO, "the P20 is calibrated with a block");
+            if !block {
+                sim.frame_block_per_page = Nanos::ZERO;
+            }
+            let t0 = Nanos::from_secs_f64(60.0);
+            sim.run_until(t0);
+            assert!(sim.measuring && sim.in_use && sim.interactive, "a minute into the call, it renders");
+            let (f0, r0) = (sim.snapshot().frames, sim.c.reclaimed);
+            sim.run_until(t0 + Nanos::from_secs_f64(60.0));
+            (sim.snapshot().frames - f0, sim.c.reclaimed - r0, sim.frame_block_per_page)
+        };
+        let ((free, free_rec, _), (blocked, rec, per_page)) = (minute(false), minute(true));
+        assert!(free_rec > 1000 && rec > 1000, "the call reclaims in both: {free_rec} and {rec} pages");
+        assert!(blocked < free * 9 / 10, "blocked {blocked} frames against {free}");
+        // Each frame lost is at most a vsync of wait, and the wait is what the reclaimed
+        // pages owed.
+        let owed_vsyncs = rec * per_page.0 / VSYNC.0;
+        assert!(free - blocked <= owed_vsyncs, "{} frames lost, {owed_vsyncs} vsyncs owed", free - blocked);
+    }
+
+    /// A frame pays at most a vsync period of the wait reclaim owes, so a burst of
+    /// reclaim slows the frames after it instead of freezing one: with ten seconds owed,
+    /// the next second still renders frames, each of them janky.
+    #[test]
+    fn a_burst_of_reclaim_slows_the_frames_after_it_without_freezing_one() {
+        let (mut sim, t, _) = measuring_sim_with_a_cached_app();
+        let t = t + Nanos::from_secs_f64(10.0);
+        sim.run_until(t);
+        let (f0, j0) = (sim.snapshot().frames, sim.snapshot().janky_frames);
+        sim.frame_block_owed = Nanos::from_secs_f64(10.0);
+        sim.run_until(t + Nanos::from_secs_f64(1.0));
+        let s = sim.snapshot();
+        let (frames, janky) = (s.frames - f0, s.janky_frames - j0);
+        assert!((15..=31).contains(&frames), "{frames} frames in the second");
+        assert_eq!(janky, frames, "every frame waited a vsync");
+        assert!(sim.frame_block_owed > Nanos::from_secs_f64(9.0), "the rest is still owed: {:?}", sim.frame_block_owed);
+        // A switch to another app clears it.
+        let other = (0..sim.n_apps).find(|&a| Some(a) != sim.fg && sim.apps[a as usize].state == AppState::Cached).unwrap();
+        sim.launch(other, 0, false);
+        assert_eq!(sim.frame_block_owed, Nanos::ZERO);
     }
 
     #[test]

@@ -99,6 +99,7 @@ impl Sim {
             let t0 = ctx.t;
             let (got, cost, io) = self.shrink(RECLAIM_BATCH, ctx.t, true);
             self.c.direct_reclaimed += got as u64;
+            self.block_frames(got);
             ctx.cpu += cost.0;
             ctx.compress += cost.1;
             ctx.t = ctx.t.max(io);
@@ -147,6 +148,7 @@ impl Sim {
             l.kswapd_wakes(self.now);
         }
         let (got, cost, io) = self.shrink(RECLAIM_BATCH, self.now, false);
+        self.block_frames(got);
         if got == 0 {
             self.kswapd_sleeps();
             if self.setup.events.pressure {
@@ -162,6 +164,15 @@ impl Sim {
         // the flash's write speed instead of piling up a queue that reads wait behind.
         let ctx = Ctx { t: io, cpu: cost.0, compress: cost.1 };
         self.start_job(ctx, Nanos::ZERO, None, Cont::Kswapd);
+    }
+
+    /// Reclaim that runs while the foreground renders blocks its render thread (Ice
+    /// §2.2.3: "a high number of frame rendering tasks are blocked by memory reclaiming
+    /// tasks"): the device's wait per page is owed to the frames that follow.
+    fn block_frames(&mut self, pages: u32) {
+        if self.in_use && self.interactive && self.fg.is_some() {
+            self.frame_block_owed += Nanos(self.frame_block_per_page.0 * pages as u64);
+        }
     }
 
     fn kswapd_sleeps(&mut self) {

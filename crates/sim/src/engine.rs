@@ -2313,8 +2313,7 @@ mod tests {
     /// Reclaim blocks the render thread (the P20's `reclaim_frame_block_us`): with
     /// memtester's balloon the call reclaims as it renders, and the same minute renders
     /// fewer frames than with the block turned off, the frames lost bounded by the wait
-    /// the pages reclaimed owed. Reclaim in the minute without the block is the same
-    /// order: the frames are lost to the wait, not to more reclaim.
+    /// the pages reclaimed owed.
     #[test]
     fn reclaim_while_the_foreground_renders_blocks_its_render_thread() {
         let minute = |block: bool| {

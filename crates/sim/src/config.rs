@@ -808,6 +808,108 @@ impl Foreground {
     }
 }
 
+/// How a workload's apps differ from the catalog's, where its paper ran other versions
+/// of them on a phone of another era (SmartLMK's 2013 apps on a Galaxy Nexus, against
+/// the catalog's 2018-2020 apps and phones): each app's sizes scaled by
+/// `footprint_scale` and its launch times by `launch_scale`, except the values an
+/// `[[apps.app]]` entry gives for that app, which the paper measured as they were.
+/// Only the workload's own apps (its sequence and background) are changed.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AppsAdjust {
+    /// Every size of each app (`anon_mib`, `file_mib` and the launch, working-set and
+    /// background sizes that are parts of them) times this.
+    #[serde(default = "one")]
+    pub footprint_scale: f64,
+    /// Each app's `cold_launch_ms` and `warm_launch_ms` times this.
+    #[serde(default = "one")]
+    pub launch_scale: f64,
+    /// Values given for one app in place of the scaled ones.
+    #[serde(default)]
+    pub app: Vec<AppOverride>,
+}
+
+/// One app's values in a workload's `[[apps.app]]`, each in place of the scaled one.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AppOverride {
+    pub name: String,
+    /// The app's footprint, `anon_mib` + `file_mib`, MiB: its sizes all scaled to it.
+    pub footprint_mib: Option<f64>,
+    pub cold_launch_ms: Option<f64>,
+    pub warm_launch_ms: Option<f64>,
+}
+
+/// Least and most `[apps]` scale: an app a tenth to ten times the catalog's is the
+/// same app in another version or on another phone; beyond, it is another app.
+const APPS_SCALE: std::ops::RangeInclusive<f64> = 0.1..=10.0;
+
+impl AppsAdjust {
+    /// `a` as this table makes it.
+    fn apply(&self, a: &AppSpec) -> AppSpec {
+        let o = self.app.iter().find(|o| o.name == a.name);
+        let whole = a.anon_mib + a.file_mib;
+        let f = o.and_then(|o| o.footprint_mib).map_or(self.footprint_scale, |m| m / whole);
+        let launch = |given: Option<f64>, v: f64| given.unwrap_or(v * self.launch_scale);
+        AppSpec {
+            anon_mib: a.anon_mib * f,
+            file_mib: a.file_mib * f,
+            launch_anon_mib: a.launch_anon_mib * f,
+            launch_file_mib: a.launch_file_mib * f,
+            ws_anon_mib: a.ws_anon_mib * f,
+            ws_file_mib: a.ws_file_mib * f,
+            bg_touch_mib: a.bg_touch_mib * f,
+            cold_launch_ms: launch(o.and_then(|o| o.cold_launch_ms), a.cold_launch_ms),
+            warm_launch_ms: launch(o.and_then(|o| o.warm_launch_ms), a.warm_launch_ms),
+            ..a.clone()
+        }
+    }
+
+    fn validate(&self, input: &Input, w: &Workload, catalog: &Catalog) -> Result<(), ConfigError> {
+        let err = |k: &str, msg: String| Err(input.error(k, msg));
+        let (lo, hi) = (APPS_SCALE.start(), APPS_SCALE.end());
+        for (k, v) in [("apps.footprint_scale", self.footprint_scale), ("apps.launch_scale", self.launch_scale)] {
+            if !APPS_SCALE.contains(&v) {
+                return err(
+                    k,
+                    format!("must be {lo}..={hi} (an app a tenth to ten times the catalog's is the same app elsewhere), got {}", num(v)),
+                );
+            }
+        }
+        let own = w.app_names();
+        for (i, o) in self.app.iter().enumerate() {
+            let at = |f: &str| format!("apps.app[{i}].{f}");
+            if !own.contains(&&o.name) {
+                return err(&at("name"), format!("app `{}` is not one of this workload's (its sequence and background)", o.name));
+            }
+            if self.app[..i].iter().any(|p| p.name == o.name) {
+                return err(&at("name"), format!("app `{}` is listed twice", o.name));
+            }
+            if let Some(v) = o.footprint_mib.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= MAX_APP_MIB)) {
+                return err(
+                    &at("footprint_mib"),
+                    format!("app `{}`: must be above 0 and at most {MAX_APP_MIB} ({APP_MIB_WHY}), got {}", o.name, num(v)),
+                );
+            }
+            for (f, v) in [("cold_launch_ms", o.cold_launch_ms), ("warm_launch_ms", o.warm_launch_ms)] {
+                if let Some(v) = v.filter(|v| !(v.is_finite() && (0.0..=MAX_LAUNCH_MS).contains(v))) {
+                    return err(&at(f), format!("app `{}`: must be 0..={MAX_LAUNCH_MS} ({LAUNCH_MS_WHY}), got {}", o.name, num(v)));
+                }
+            }
+        }
+        // A scaled launch must stay a launch the catalog could hold.
+        for a in own.iter().filter_map(|n| catalog.get(n)).map(|a| self.apply(a)) {
+            if let Some((f, v)) = [("cold", a.cold_launch_ms), ("warm", a.warm_launch_ms)].into_iter().find(|(_, v)| *v > MAX_LAUNCH_MS) {
+                return err(
+                    "apps.launch_scale",
+                    format!("makes app `{}`'s {f} launch {} ms, more than {MAX_LAUNCH_MS} ({LAUNCH_MS_WHY})", a.name, num(v)),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A workload (data/workloads/NAME.toml).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -838,6 +940,9 @@ pub struct Workload {
     /// catalog says of them in general (absent: the catalog's frame work, no churn).
     #[serde(default)]
     pub foreground: Option<Foreground>,
+    /// How its apps differ from the catalog's (absent: as the catalog has them).
+    #[serde(default)]
+    pub apps: Option<AppsAdjust>,
     /// Where the workload was read from.
     #[serde(skip)]
     origin: Origin,
@@ -919,6 +1024,9 @@ impl Workload {
             );
         }
         self.check_apps(input, catalog)?;
+        if let Some(a) = &self.apps {
+            a.validate(input, self, catalog)?;
+        }
         if let Some(f) = &self.foreground {
             f.validate(input)?;
         }
@@ -940,6 +1048,21 @@ impl Workload {
             }
         }
         self.check_time(input, self.background.as_ref().map_or(0, |b| b.count))
+    }
+
+    /// Every app the workload names: its sequence, then its background's pool and fixed
+    /// set.
+    fn app_names(&self) -> Vec<&String> {
+        self.sequence.iter().chain(self.background.iter().flat_map(|b| b.pool.iter().chain(&b.fixed))).collect()
+    }
+
+    /// The catalog as this workload's apps are (its `[apps]` table applied to them):
+    /// `catalog` itself where it has none.
+    pub fn apps_catalog<'a>(&self, catalog: &'a Catalog) -> std::borrow::Cow<'a, Catalog> {
+        let Some(adj) = &self.apps else { return std::borrow::Cow::Borrowed(catalog) };
+        let own = self.app_names();
+        let apps = catalog.apps.iter().map(|a| if own.contains(&&a.name) { adj.apply(a) } else { a.clone() }).collect();
+        std::borrow::Cow::Owned(Catalog { apps, file: catalog.file.clone() })
     }
 
     /// Checks that `catalog` holds every app the workload names. An app missing from
@@ -1406,6 +1529,79 @@ mod tests {
             assert_eq!((e.line, e.field.as_deref()), (line(&src, to), Some(key)), "{e}");
             assert!(e.message.contains(says), "{e}");
         }
+    }
+
+    /// A workload's `[apps]` table changes its own apps only: each size scaled by
+    /// `footprint_scale` (the parts with the whole), each launch time by `launch_scale`,
+    /// and an `[[apps.app]]` entry's values put in place of the scaled ones.
+    #[test]
+    fn a_workloads_apps_table_scales_its_own_apps_except_the_values_it_gives() {
+        let cat = Catalog::embedded().unwrap();
+        let wl = Workload::load("smartlmk-256", &cat).unwrap();
+        let adj = wl.apps.as_ref().expect("smartlmk-256 has an [apps] table");
+        let (fs, ls) = (adj.footprint_scale, adj.launch_scale);
+        assert!(fs < 1.0 && ls > 1.0, "{fs} {ls}");
+        let apps = wl.apps_catalog(&cat);
+        let pair = |n: &str| (cat.get(n).unwrap().clone(), apps.get(n).unwrap().clone());
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b.abs().max(1.0);
+        // Gmail: nothing given, all scaled.
+        let (a, b) = pair("gmail");
+        for (x, y) in [
+            (a.anon_mib, b.anon_mib),
+            (a.file_mib, b.file_mib),
+            (a.launch_anon_mib, b.launch_anon_mib),
+            (a.ws_file_mib, b.ws_file_mib),
+            (a.bg_touch_mib, b.bg_touch_mib),
+        ] {
+            assert!(close(x * fs, y), "{x} x {fs} against {y}");
+        }
+        assert!(close(a.cold_launch_ms * ls, b.cold_launch_ms) && close(a.warm_launch_ms * ls, b.warm_launch_ms));
+        assert_eq!((a.frame_cpu_ms, a.bg_period_s, a.priority_class), (b.frame_cpu_ms, b.bg_period_s, b.priority_class));
+        // Facebook: its footprint given (the parts keep their shares), its cold launch given.
+        let (a, b) = pair("facebook");
+        assert!(close(b.anon_mib + b.file_mib, 48.0), "{b:?}");
+        assert!(close(b.launch_file_mib / b.file_mib, a.launch_file_mib / a.file_mib));
+        assert!(close(b.cold_launch_ms, 1_200.0 * ls + 3_600.0) && close(b.warm_launch_ms, a.warm_launch_ms * ls), "{b:?}");
+        // Candy Crush: sizes scaled, launches as given.
+        let (a, b) = pair("candy-crush");
+        assert!(close(b.anon_mib, a.anon_mib * fs));
+        assert_eq!((b.cold_launch_ms, b.warm_launch_ms), (a.cold_launch_ms, a.warm_launch_ms));
+        // An app the workload does not name, and a workload with no table, are the catalog's.
+        let (a, b) = pair("pubg");
+        assert_eq!(a, b);
+        let call = Workload::load("ice-video-call", &cat).unwrap();
+        assert!(matches!(call.apps_catalog(&cat), std::borrow::Cow::Borrowed(_)));
+    }
+
+    /// An `[apps]` table's values are checked, each at its line: the scales' range, an
+    /// entry for an app the workload does not name or names twice, a footprint or launch
+    /// the catalog could not hold, and a scale that takes a launch past that.
+    #[test]
+    fn a_workloads_apps_table_out_of_range_is_refused() {
+        let path = "workloads/smartlmk-256.toml";
+        let fb = "name = \"facebook\"\nfootprint_mib = 48.0";
+        // (text, replacement, the line the error is at counted from the replacement's
+        // first, field, message)
+        for (from, to, off, key, says) in [
+            ("footprint_scale = 0.68", "footprint_scale = 0.01", 0, "apps.footprint_scale", "a tenth to ten times"),
+            ("launch_scale = 4.1", "launch_scale = 11.0", 0, "apps.launch_scale", "a tenth to ten times"),
+            (fb, "name = \"pubg\"\nfootprint_mib = 48.0", 0, "apps.app.name", "not one of this workload's"),
+            ("name = \"browser\"", "name = \"facebook\"", 0, "apps.app.name", "listed twice"),
+            (fb, "name = \"facebook\"\nfootprint_mib = 0.0", 1, "apps.app.footprint_mib", "above 0"),
+            ("cold_launch_ms = 15700.0", "cold_launch_ms = 1e6", 0, "apps.app.cold_launch_ms", "60000"),
+        ] {
+            let src = edited(path, from, to);
+            let at = src[..embedded(path).unwrap().find(from).unwrap()].lines().count() + 1 + off;
+            let e = workload(&src).unwrap_err();
+            assert_eq!((e.line, e.field.as_deref()), (Some(at), Some(key)), "{e}");
+            assert!(e.message.contains(says), "{e}");
+        }
+        // Angry Birds' start given no more, ten times its 12 s would be 120 s.
+        let src =
+            edited(path, "name = \"angry-birds-star-wars\"", "name = \"gmail\"").replacen("launch_scale = 4.1", "launch_scale = 10.0", 1);
+        let e = workload(&src).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (line(&src, "launch_scale"), Some("apps.launch_scale")), "{e}");
+        assert!(e.message.contains("`angry-birds-star-wars`'s cold launch 120000 ms"), "{e}");
     }
 
     /// Sizes, ratios and speeds a device cannot have are refused, each at its line.

@@ -732,7 +732,7 @@ impl Sim {
         policy: Box<dyn Policy>,
         opts: &RunOptions,
     ) -> Result<Sim, SimError> {
-        check(device, workload, catalog, &policy.setup(), opts)?;
+        check(device, workload, &workload.apps_catalog(catalog), &policy.setup(), opts)?;
         Ok(Sim::new(device, workload, catalog, policy, opts))
     }
 
@@ -741,6 +741,8 @@ impl Sim {
     /// background apps than asked for are cached when the workload has no more.
     /// Background apps are drawn from the workload's pool with the seed.
     pub fn new(device: &Device, workload: &Workload, catalog: &Catalog, policy: Box<dyn Policy>, opts: &RunOptions) -> Sim {
+        // The apps as the workload has them (its `[apps]` table).
+        let catalog = &*workload.apps_catalog(catalog);
         let setup = policy.setup();
         // zswap's pool allocator in the seeds' kernels is zbud (the 4.x default), which
         // stores at most two compressed pages per page ("the compression ratio will

@@ -465,9 +465,10 @@ fn unswappable_apps_are_never_swapped_and_stay_accounted() {
 
 /// SmartLMK §6.4 (Fig. 10, 13): on its 256-launch benchmark without a balloon,
 /// SmartLMK's value-aware, all-at-once kills spend less time launching in total than the
-/// stock LMK, and keep the slow-starting apps (the three games, cold starts over 10 s)
-/// warm more often. (Fig. 11's total resumes are not asserted: floe's SmartLMK resumes
-/// a few fewer apps than Vanilla, where the paper's resumed more; the report shows it.)
+/// stock LMK, and keep the slow-starting apps (the three games, whose cold starts the
+/// catalog gives over 10 s) warm more often. (Fig. 11's total resumes are not asserted:
+/// floe's SmartLMK resumes fewer apps than Vanilla, where the paper's resumed more; the
+/// report shows it.)
 #[test]
 fn smartlmk_launches_faster_and_keeps_slow_starting_apps_warm() {
     let cat = Catalog::embedded().unwrap();

@@ -638,6 +638,18 @@ fn findings(t: &[Table]) -> Vec<Finding> {
         "%",
     )
     .paper(-51.7)];
+    // Fig. 2(b): the same runs' 30 s slices, the tenth with the most background
+    // refaults against the tenth with the fewest.
+    findings.push(
+        against_bar(
+            "The frame rate falls in the 30 s slices with the most background refaults (Fig. 2(b): by 60.6 % against the fewest)",
+            ("change of the most-refault tenth", v("Fig. 2(b)", "most BG refaults (90-100th pct) fps change %")),
+            Want::Below,
+            -1.0,
+            "%",
+        )
+        .paper(paper::FIG2B_MANY_FPS_PCT),
+    );
     // Fig. 10: the frame-rate gain on each phone with its full background.
     for ((dev, n), (_, gain)) in DEVICES.into_iter().zip(paper::FPS_GAIN) {
         let phone = if dev == "pixel3" { "Pixel 3" } else { "P20" };

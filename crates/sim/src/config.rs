@@ -1052,7 +1052,7 @@ impl Workload {
 
     /// Every app the workload names: its sequence, then its background's pool and fixed
     /// set.
-    fn app_names(&self) -> Vec<&String> {
+    pub(crate) fn app_names(&self) -> Vec<&String> {
         self.sequence.iter().chain(self.background.iter().flat_map(|b| b.pool.iter().chain(&b.fixed))).collect()
     }
 

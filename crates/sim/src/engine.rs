@@ -697,8 +697,7 @@ fn check(device: &Device, workload: &Workload, catalog: &Catalog, setup: &Setup,
         }
     }
     // Page ids are 32-bit and app ids 16-bit: every app the run may hold must fit.
-    let mut names: Vec<&String> =
-        workload.sequence.iter().chain(workload.background.iter().flat_map(|b| b.pool.iter().chain(&b.fixed))).collect();
+    let mut names = workload.app_names();
     names.sort();
     names.dedup();
     let system = device.system.as_ref().map_or(&[][..], |s| &s.process[..]);

@@ -66,31 +66,47 @@ pub enum Tail {
     Cold(u32),
 }
 
+/// What one [`scan_step`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// Pages moved from the active list to the inactive one.
+    pub deactivated: u32,
+    /// Of those, the pages found referenced (young): shrink_active_list counts them as
+    /// rotated for get_scan_count ("Count referenced pages from currently used mappings
+    /// as rotated, even though only some of them are actually re-activated"), though
+    /// it deactivates them all but mapped executable file pages, which floe does not
+    /// tell apart.
+    pub referenced: u32,
+    /// What was found at the inactive tail.
+    pub tail: Tail,
+}
+
 /// One step of reclaim's scan of the anonymous or the file LRU (`anon`): when the
 /// inactive list is low against the active one by `ratio` ([`inactive_ratio`]) or
 /// empty, up to `batch` pages move from the active tail to the inactive head with their
-/// young and referenced bits cleared; then the inactive tail page is looked at, and a
-/// young one gets its second chance. Returns the pages moved from the active list and
-/// what was found at the tail.
+/// young and referenced bits cleared (page_referenced clears the young bits it reads);
+/// then the inactive tail page is looked at, and a young one gets its second chance.
 #[inline]
-pub fn scan_step(pages: &mut PageTable, anon: bool, ratio: u32, batch: u32) -> (u32, Tail) {
+pub fn scan_step(pages: &mut PageTable, anon: bool, ratio: u32, batch: u32) -> Step {
     let (inactive, active) = if anon { (Loc::InactiveAnon, Loc::ActiveAnon) } else { (Loc::InactiveFile, Loc::ActiveFile) };
-    let mut deactivated = 0;
+    let (mut deactivated, mut referenced) = (0, 0);
     if pages.list_len(inactive) * ratio < pages.list_len(active) || pages.list_len(inactive) == 0 {
         for _ in 0..batch {
             let Some(p) = pages.tail(active) else {
                 break;
             };
             deactivated += 1;
+            referenced += pages.has(p, F_YOUNG) as u32;
             pages.set_flag(p, F_YOUNG | F_REFERENCED, false);
             pages.move_to(p, inactive);
         }
     }
+    let step = |tail| Step { deactivated, referenced, tail };
     let Some(p) = pages.tail(inactive) else {
-        return (deactivated, Tail::Empty);
+        return step(Tail::Empty);
     };
     if !pages.has(p, F_YOUNG) {
-        return (deactivated, Tail::Cold(p));
+        return step(Tail::Cold(p));
     }
     pages.set_flag(p, F_YOUNG, false);
     let activated = anon || pages.has(p, F_REFERENCED);
@@ -100,7 +116,7 @@ pub fn scan_step(pages: &mut PageTable, anon: bool, ratio: u32, batch: u32) -> (
         pages.set_flag(p, F_REFERENCED, true);
         pages.rotate(p);
     }
-    (deactivated, Tail::Kept { activated })
+    step(Tail::Kept { activated })
 }
 
 /// Records the shadow entry of page `p`, just evicted, at the nonresident `age`; a file
@@ -129,21 +145,23 @@ mod tests {
             assert_eq!(to, Loc::InactiveFile);
             t.move_to(p, to);
         }
+        let step = |deactivated, referenced, tail| Step { deactivated, referenced, tail };
         // The active list is empty, so the inactive one is not low.
-        assert_eq!(scan_step(&mut t, false, 1, 32), (0, Tail::Kept { activated: false }));
+        assert_eq!(scan_step(&mut t, false, 1, 32), step(0, 0, Tail::Kept { activated: false }));
         assert!(t.has(0, F_REFERENCED) && !t.has(0, F_YOUNG));
         assert_eq!(t.tail(Loc::InactiveFile), Some(1));
         scan_step(&mut t, false, 1, 32);
         scan_step(&mut t, false, 1, 32);
-        assert_eq!(scan_step(&mut t, false, 1, 32), (0, Tail::Cold(0)), "not touched since");
+        assert_eq!(scan_step(&mut t, false, 1, 32), step(0, 0, Tail::Cold(0)), "not touched since");
         t.set_flag(0, F_YOUNG, true);
-        assert_eq!(scan_step(&mut t, false, 1, 32), (0, Tail::Kept { activated: true }));
+        assert_eq!(scan_step(&mut t, false, 1, 32), step(0, 0, Tail::Kept { activated: true }));
         assert_eq!(t.loc(0), Loc::ActiveFile);
         // Two active pages against one inactive: the refill moves both to the head,
-        // their bits cleared; the tail is still page 2, referenced but not young.
+        // their bits cleared, and counts the one found young (page 1) as referenced;
+        // the tail is still page 2, referenced but not young.
         t.move_to(1, Loc::ActiveFile);
         t.set_flag(1, F_YOUNG, true);
-        assert_eq!(scan_step(&mut t, false, 1, 32), (2, Tail::Cold(2)));
+        assert_eq!(scan_step(&mut t, false, 1, 32), step(2, 1, Tail::Cold(2)));
         assert_eq!(t.list_len(Loc::ActiveFile), 0);
         assert!(!t.has(1, F_YOUNG) && !t.has(0, F_REFERENCED));
         t.check().unwrap();

@@ -460,7 +460,7 @@ impl PageCache {
         let (mut got, mut scanned) = (0, 0u64);
         while got < nr && scanned < budget {
             let ratio = lru::inactive_ratio(self.resident()) as u32;
-            let (deactivated, tail) = lru::scan_step(&mut self.pages, false, ratio, crate::engine::RECLAIM_BATCH);
+            let lru::Step { deactivated, tail, .. } = lru::scan_step(&mut self.pages, false, ratio, crate::engine::RECLAIM_BATCH);
             scanned += deactivated as u64;
             match tail {
                 Tail::Empty => break,

@@ -253,9 +253,10 @@ impl Sim {
             let ratio = self.inactive_ratio(if anon { anon_lru } else { file_lru }) as u32;
             // Refill the inactive list from the active tail if it is low, then look at
             // its tail page: a young one gets its second chance.
-            let (deactivated, tail) = lru::scan_step(&mut self.pages, anon, ratio, RECLAIM_BATCH);
+            let lru::Step { deactivated, referenced, tail } = lru::scan_step(&mut self.pages, anon, ratio, RECLAIM_BATCH);
             acc.scanned += deactivated as u64;
             self.recent_scanned[k] += deactivated as u64;
+            self.recent_rotated[k] += referenced as u64;
             if tail == Tail::Empty {
                 if !anon_ok || self.pages.list_len(Loc::InactiveFile) + self.pages.list_len(Loc::ActiveFile) == 0 {
                     break;

@@ -32,6 +32,9 @@ fn chromium_present() -> bool {
 /// (the daemon's tests, a benchmark) may take one, leaving an error or an empty page: a
 /// browser that fails is tried again, up to three times, each failure printed.
 fn chromium(dir: &Path, page: &Path, args: &[&str], done: &dyn Fn(&std::process::Output) -> bool) -> std::process::Output {
+    // Never beside the daemon's tests: a browser's allocations stall the machine on
+    // memory, and the daemon's lmkd tests read those stalls from /proc/pressure/memory.
+    let _shared = crate::shared();
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let url = format!("file://{}", page.display());
     let mut failures = Vec::new();

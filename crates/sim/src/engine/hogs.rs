@@ -18,11 +18,13 @@ use rand_xoshiro::Xoshiro256PlusPlus as FastRng;
 /// input and display work, kernel threads), the length of a composition or a layout
 /// pass; no source gives the distribution of the framework's bursts.
 const SYSTEM_BURST_MS: f64 = 5.0;
-/// Assumption: cputester spins in 10 ms bursts on two threads (Ice does not describe
-/// its tool beyond "occupies 20 % CPU utilization"); a native process started from a
-/// shell, it runs outside the cached apps' cpuset.
+/// Assumption: cputester spins in 10 ms bursts (Ice describes its tool only as one that
+/// "occupies 20 % CPU utilization"). It runs one thread per core, each busy that share of
+/// its time, as the usual load generators hold a utilisation target (stress-ng
+/// `--cpu 0 --cpu-load P`: a worker per processor, each looping P % busy and the rest
+/// asleep); a native process started from a shell, it runs outside the cached apps'
+/// cpuset.
 const TESTER_BURST_MS: f64 = 10.0;
-const TESTER_THREADS: usize = 2;
 /// Seed component of the first hog thread's random stream.
 const HOG_STREAM: u64 = 500;
 
@@ -43,8 +45,8 @@ pub(super) struct Hog {
 }
 
 /// The hog threads of a run on a device with `cores` cores: one system thread a core
-/// taking `system_pct` of all cores' time together, and cputester's threads taking
-/// `tester_pct`.
+/// taking `system_pct` of all cores' time together, and one cputester thread a core
+/// taking `tester_pct`.
 pub(super) fn hogs(seed: u64, cores: u32, system_pct: Option<f64>, tester_pct: Option<f64>) -> Vec<Hog> {
     let mut out = Vec::new();
     let mut add = |kind, threads: usize, pct: f64, burst_ms: f64| {
@@ -61,7 +63,7 @@ pub(super) fn hogs(seed: u64, cores: u32, system_pct: Option<f64>, tester_pct: O
         add(HogKind::System, cores as usize, p, SYSTEM_BURST_MS);
     }
     if let Some(p) = tester_pct {
-        add(HogKind::Tester, TESTER_THREADS, p, TESTER_BURST_MS);
+        add(HogKind::Tester, cores as usize, p, TESTER_BURST_MS);
     }
     out
 }
@@ -240,6 +242,21 @@ mod tests {
     fn resident(sim: &Sim, app: u16, anon: bool) -> u32 {
         let lists = if anon { [Loc::InactiveAnon, Loc::ActiveAnon] } else { [Loc::InactiveFile, Loc::ActiveFile] };
         lists.iter().map(|&l| sim.pages.count(app, l)).sum()
+    }
+
+    /// cputester holds its share of all cores as a load generator does, a thread on every
+    /// core busy that share of its time; the system's threads are one a core as well.
+    #[test]
+    fn cputester_runs_a_thread_a_core_each_busy_its_share() {
+        let hogs = super::hogs(1, 8, Some(40.0), Some(20.0));
+        let duty = |h: &super::Hog| h.burst_ms / (h.burst_ms + h.idle_ms);
+        let tester: Vec<_> = hogs.iter().filter(|h| h.kind == super::HogKind::Tester).collect();
+        assert_eq!(tester.len(), 8);
+        assert!(tester.iter().all(|h| (duty(h) - 0.2).abs() < 1e-9), "{:?}", tester.iter().map(|h| duty(h)).collect::<Vec<_>>());
+        let system: Vec<_> = hogs.iter().filter(|h| h.kind == super::HogKind::System).collect();
+        assert_eq!(system.len(), 8);
+        assert!(system.iter().all(|h| (duty(h) - 0.4).abs() < 1e-9));
+        assert_eq!(super::hogs(1, 4, None, Some(20.0)).len(), 4, "a thread a core on a quad-core");
     }
 
     /// The P20's system processes map all their pages at boot, out of the system's

@@ -147,8 +147,10 @@ fn plan(quick: bool) -> Result<[Vec<RunSpec>; 5], SimError> {
         .into_iter()
         .filter(|s| s.policy == "android-lmk" && s.shuffle_rounds && s.use_s.is_none() && s.bg_window_s.is_none())
         .collect();
-    let smartlmk_specs: Vec<RunSpec> =
-        smartlmk::specs(quick).into_iter().filter(|s| s.policy == "android-lmk" && s.balloon_mib == Some(0.0)).collect();
+    let smartlmk_specs: Vec<RunSpec> = smartlmk::specs(quick)
+        .into_iter()
+        .filter(|s| s.policy == "android-lmk" && s.balloon_mib == Some(0.0) && s.shuffle_rounds)
+        .collect();
     // ASAP's control, Fig. 2.1, comes from switches of its own (`asap::fig21`).
     let asap_specs = Vec::new();
     let selective_specs: Vec<RunSpec> =

@@ -48,8 +48,9 @@ pub(crate) mod paper {
 }
 
 /// The run list: every balloon and both policies, `--quick` or not, with the 256
-/// launches in the order the run's seed draws from Table II's counts (SmartLMK §6.1
-/// plays "a random sequence" it does not publish, so each replicate draws its own), and
+/// launches in the order the run's seed draws from Table II's counts (SmartLMK §6.1's
+/// sequence was "randomly generated once considering the composition ratio and used
+/// throughout the evaluation" and is not published, so each replicate draws its own), and
 /// again in the workload's one fixed order. With the paper's background activity turned
 /// off (§6.1, `background_activity = false` in the workload) the order is all a run
 /// draws on the seed: the fixed-order runs are alike for every seed. The drawn runs with

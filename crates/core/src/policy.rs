@@ -281,6 +281,11 @@ pub struct MemInfo {
     /// Pages available to apps in total (RAM left to apps, minus any balloon).
     pub total: Pages,
     pub free: Pages,
+    /// Memory available to start apps without swapping: free memory and the page cache
+    /// reclaim can take, the kernel's MemAvailable (si_mem_available: free less the
+    /// reserves, plus the file LRU less the smaller of its half and the low watermark).
+    /// Where the backend's free is MemAvailable already (the daemon), the same.
+    pub available: Pages,
     pub wmark_min: Pages,
     pub wmark_low: Pages,
     pub wmark_high: Pages,

@@ -44,7 +44,7 @@ impl SystemView for FakeView {
         self.now
     }
     fn mem(&self) -> MemInfo {
-        MemInfo { free: self.free, wmark_high: self.wmark_high, ..MemInfo::default() }
+        MemInfo { free: self.free, available: self.free, wmark_high: self.wmark_high, ..MemInfo::default() }
     }
     fn foreground(&self) -> Option<AppId> {
         self.fg

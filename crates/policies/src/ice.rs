@@ -7,9 +7,9 @@
 //! not apps here, so they are never candidates. MDT: one heartbeat of epochs, each a
 //! freezing period of E_f then a thawing period of E_t = 1 s, with
 //! R = E_f / E_t = delta * 2^ceil(H_wm / S_am) (delta = 8) retuned at every epoch from
-//! the available memory. The apps RPF caught are frozen in every freezing period and
-//! run in every thawing period; one caught during a thawing period stays frozen until
-//! the next one. A launch thaws the app before it is shown and releases it.
+//! the available memory (MemAvailable, `MemInfo::available`). The apps RPF caught are
+//! frozen in every freezing period and run in every thawing period; one caught during
+//! a thawing period stays frozen until the next one. A launch thaws the app before it is shown and releases it.
 
 use floe_core::{Action, AppId, AppState, Event, EventMask, Nanos, Pages, Policy, Setup, SwapSetup, SystemView};
 use std::collections::BTreeSet;
@@ -75,7 +75,7 @@ impl Ice {
 
     fn start_freezing(&mut self, view: &dyn SystemView, out: &mut Vec<Action>) {
         let mem = view.mem();
-        let r = mdt_ratio(self.params.delta, mem.tuned_high.unwrap_or(mem.wmark_high), mem.free, self.params.max_exponent);
+        let r = mdt_ratio(self.params.delta, mem.tuned_high.unwrap_or(mem.wmark_high), mem.available, self.params.max_exponent);
         self.phase = Phase::Freezing;
         self.phase_end = Some(view.now() + Nanos((self.params.thaw.0 as f64 * r) as u64));
         let targets: Vec<AppId> = self.targets.iter().copied().collect();

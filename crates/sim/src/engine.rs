@@ -2210,9 +2210,15 @@ impl SystemView for Sim {
 
     fn mem(&self) -> MemInfo {
         let l = |x: Loc| Pages(self.pages.list_len(x) as u64);
+        let free = self.free().max(0) as u64;
+        // si_mem_available (4.x): free less the reserve (the high watermark, with no
+        // lowmem_reserve on one zone), plus the page cache less what reclaim would leave.
+        let cache = (self.pages.list_len(Loc::ActiveFile) + self.pages.list_len(Loc::InactiveFile)) as u64;
+        let available = (free + cache).saturating_sub(self.wmark[2] as u64 + (cache / 2).min(self.wmark[1] as u64));
         MemInfo {
             total: Pages(self.usable as u64),
-            free: Pages(self.free().max(0) as u64),
+            free: Pages(free),
+            available: Pages(available),
             wmark_min: Pages(self.wmark[0] as u64),
             wmark_low: Pages(self.wmark[1] as u64),
             wmark_high: Pages(self.wmark[2] as u64),

@@ -190,6 +190,7 @@ pub(super) fn meminfo_in(meminfo: &str, zram: (u64, u64), zram_size: u64, min_kb
     MemInfo {
         total: pages(total),
         free: pages(avail),
+        available: pages(avail),
         wmark_min: min,
         wmark_low: Pages(min.0 * 5 / 4),
         wmark_high: Pages(min.0 * 3 / 2),
@@ -253,9 +254,11 @@ pub(super) fn budget_meminfo(sys: MemInfo, budget: u64, g: &GroupMemory, swap_ro
     let swappable = (g.active_anon + g.inactive_anon).min(swap_room);
     let left = budget.saturating_sub(g.usage) + g.inactive_file.min(g.usage) + swappable;
     let pages = |b: u64| Pages(b / 4096);
+    let free = Pages((left / 4096).min(sys.free.0 + swappable / 4096));
     MemInfo {
         total: pages(budget),
-        free: Pages((left / 4096).min(sys.free.0 + swappable / 4096)),
+        free,
+        available: free,
         active_anon: pages(g.active_anon),
         inactive_anon: pages(g.inactive_anon),
         active_file: pages(g.active_file),

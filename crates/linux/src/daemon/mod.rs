@@ -1277,6 +1277,7 @@ impl Daemon {
                 self.meminfo = budget_meminfo(self.meminfo, mib << 20, &g, swap_room);
             }
         }
+        self.meminfo.tuned_high = self.cfg.mdt_high_mib.map(|mib| Pages((mib << 20) / 4096));
     }
 
     /// Writes the timeline's row when one is due. A row that cannot be written ends

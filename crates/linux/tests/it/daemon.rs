@@ -5,7 +5,8 @@
 //! that fails removes the groups it made; v1 groups take an adopted process's charge
 //! with it; the budget's v1 pressure level wakes the daemon; after a long idle spell
 //! the budget's event kills at once, on the apps as they are then; an idle daemon
-//! writes nothing to its state database. Each test owns its groups
+//! writes nothing to its state database; Ice's MDT gets its high-water mark from the
+//! config and sets it against MemAvailable. Each test owns its groups
 //! (`floe-dtest-PID-TAG`), processes, socket and state database, and removes them.
 
 use floe_linux::cgroup::Hierarchies;
@@ -343,6 +344,27 @@ fn the_socket_is_granted_to_ctl_gid_and_other_users_act_only_on_their_apps() {
     assert!(r.contains("may act only on its own apps"), "{r}");
     assert!(ctl(&t.sock(), "status").unwrap().starts_with("policy ice  foreground theirs\n"), "root's answer");
     d.stop();
+}
+
+/// Ice's MDT sets its high-water mark (`mdt_high_mib`, Ice Table 4's H_wm) against the
+/// memory available, which on Linux is MemAvailable itself; unset, the kernel's high
+/// watermark stands (`tuned_high` none).
+#[test]
+fn mdt_sets_the_configured_high_water_mark_against_memavailable() {
+    use floe_core::SystemView;
+    let _quiet = crate::quiet();
+    let t = dtest("mdt");
+    let d = Daemon::new(t.config("ice", &["a"], "mdt_high_mib = 1024\n"), None).unwrap();
+    let m = d.mem();
+    assert_eq!(m.tuned_high, Some(floe_core::Pages(1024 * 256)));
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kb = meminfo.lines().find_map(|l| l.strip_prefix("MemAvailable:")).unwrap().trim().trim_end_matches(" kB").parse::<u64>().unwrap();
+    let (seen, now) = (m.available.0 as f64, (kb / 4) as f64);
+    assert_eq!(m.available, m.free, "the daemon's free memory is MemAvailable already");
+    assert!((seen - now).abs() < 0.1 * now, "available {seen} pages, MemAvailable {now}");
+    drop(d);
+    let d = Daemon::new(t.config("ice", &["a"], ""), None).unwrap();
+    assert_eq!(d.mem().tuned_high, None);
 }
 
 /// A start-up that fails once groups exist (here: the supervisor cannot start)

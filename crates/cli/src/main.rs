@@ -45,7 +45,8 @@ enum Cmd {
   floe sim --policy lru-cfs,ice,ice-plus --bg-apps 6 --device pixel3 --draw-bg --seed 3
   floe sim --workload seal-30apps --policy zswap,seal,seal:k=1:mu=0.5 --shuffle-rounds
   floe sim --workload my-workload.toml --json        one run object (an array for several policies)
-  floe sim --timeline run.csv                        also the run as it went, one CSV row a second")]
+  floe sim --timeline run.csv                        also the run as it went, one CSV row a second
+  floe sim --policy lru-cfs,ice --per-app            also each app's refaults, reclaims, freezes and CPU")]
     Sim(SimArgs),
     /// List the embedded devices, apps, workloads or policies, the experiments, or the
     /// metrics.
@@ -226,6 +227,11 @@ struct SimArgs {
     /// Print JSON: one run object (an array of them for several policies).
     #[arg(long)]
     json: bool,
+    /// Also print each app's part of the measured part: launches, kills, freezes and
+    /// thaws, its refaults and reclaimed pages, its CPU, and its state and memory at the
+    /// end (first seed; with --json, an `apps` array in every run object).
+    #[arg(long)]
+    per_app: bool,
     /// Also write the runs to FILE as CSV: one row per run, one column per key (policy,
     /// device, workload, seed), run parameter and metric.
     #[arg(long, value_name = "FILE")]
@@ -518,7 +524,19 @@ fn sim(a: SimArgs) -> Result<()> {
             write_report(dir, &floe_lab::html::runs_page(&caption, &runs, Some(&timeline)))?;
         }
     }
-    if a.json {
+    if a.json && a.per_app {
+        let with_apps = runs
+            .iter()
+            .map(|r| {
+                let mut v = serde_json::to_value(r)?;
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("apps".into(), serde_json::to_value(&r.apps)?);
+                }
+                Ok(v)
+            })
+            .collect::<serde_json::Result<Vec<_>>>()?;
+        outln!("{}", one_or_array(&with_apps)?);
+    } else if a.json {
         outln!("{}", one_or_array(&runs)?);
     } else {
         // Where a name came from a file, say which: a copy of an embedded device keeps
@@ -540,8 +558,55 @@ fn sim(a: SimArgs) -> Result<()> {
             outln!("{}", what_changed(&runs[..seeds], &runs[seeds..], &a.policy[0], &a.policy[1]));
             outln!("{LEGEND}");
         }
+        if a.per_app {
+            for run in runs.iter().step_by(a.seeds as usize) {
+                outln!("\n{}", per_app_table(run));
+            }
+        }
     }
     Ok(())
+}
+
+/// `floe sim --per-app`: one row per app of `run`, in the workload's order.
+fn per_app_table(run: &RunRecord) -> String {
+    let mut out = format!("per app: {}, seed {} (measured part; state and memory at the end)\n", run.policy, run.seed);
+    out += &format!(
+        "{:<18} {:<10} {:>5} {:>5} {:>5} {:>7} {:>5} {:>9} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9}\n",
+        "app",
+        "state",
+        "cold",
+        "warm",
+        "kills",
+        "freezes",
+        "thaws",
+        "rf_anon",
+        "rf_file",
+        "rcl_anon",
+        "rcl_file",
+        "cpu_s",
+        "res_mib",
+        "swap_mib"
+    );
+    for s in &run.apps {
+        out += &format!(
+            "{:<18} {:<10} {:>5} {:>5} {:>5} {:>7} {:>5} {:>9} {:>9} {:>10} {:>10} {:>9.2} {:>9.1} {:>9.1}\n",
+            s.app,
+            s.state,
+            s.launches_cold,
+            s.launches_warm,
+            s.kills,
+            s.freezes,
+            s.thaws,
+            s.refaults_anon,
+            s.refaults_file,
+            s.reclaimed_anon,
+            s.reclaimed_file,
+            s.cpu_ms / 1e3,
+            s.resident_mib,
+            s.swapped_mib
+        );
+    }
+    out.trim_end().to_string()
 }
 
 /// The policies `floe sim` runs without `--policy`: the baseline the workload's paper

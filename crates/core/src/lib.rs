@@ -14,7 +14,7 @@ pub mod units;
 
 pub use event::{Action, CpuClass, Event, LaunchKind, PageKind, SwapTier};
 pub use lmkd::LmkdMode;
-pub use metrics::{ExperimentRecord, Finding, KillCauses, LaunchLog, Metrics, Param, RunRecord, Verdict};
+pub use metrics::{AppStats, ExperimentRecord, Finding, KillCauses, LaunchLog, Metrics, Param, RunRecord, Verdict};
 pub use policy::{
     cached_oom_adj, shared_slot_adjs, AppInfo, AppState, CachedAdj, CpuMode, EventMask, LmkMode, MemInfo, Policy, PrepageSetup,
     PriorityClass, ReclaimOrder, SealSetup, Setup, SwapSetup, SystemView, PREVIOUS_APP_ADJ,

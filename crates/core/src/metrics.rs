@@ -76,6 +76,35 @@ pub struct RunRecord {
     /// Fig. 2(b) slices runs into 30 s windows). Not part of the run's JSON either.
     #[serde(skip)]
     pub slices: Vec<crate::Sample>,
+    /// What each app did in the measured part (the simulator's; the daemon leaves it
+    /// empty). Not part of the run's JSON unless asked for (`floe sim --per-app`).
+    #[serde(skip)]
+    pub apps: Vec<AppStats>,
+}
+
+/// One app's part of a run's measured part, and how it ended: its share of the run's
+/// counters (the system's own processes are left out, so the apps' refaults and
+/// reclaims add up to the run's less the system's), and its memory at the end.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AppStats {
+    pub app: String,
+    /// At the end: foreground, launching, cached, frozen or dead.
+    pub state: String,
+    pub launches_cold: u64,
+    pub launches_warm: u64,
+    pub kills: u64,
+    pub freezes: u64,
+    pub thaws: u64,
+    pub refaults_anon: u64,
+    pub refaults_file: u64,
+    pub reclaimed_anon: u64,
+    pub reclaimed_file: u64,
+    pub cpu_ms: f64,
+    /// Its own pages resident at the end, MiB: anonymous, and its files' in the page
+    /// cache (which outlive the process). Zygote's shared pages are not counted.
+    pub resident_mib: f64,
+    /// Swapped pages at the end (zram and flash, uncompressed), MiB.
+    pub swapped_mib: f64,
 }
 
 impl RunRecord {
@@ -92,6 +121,7 @@ impl RunRecord {
             launches: Vec::new(),
             kills_by: KillCauses::default(),
             slices: Vec::new(),
+            apps: Vec::new(),
         }
     }
 }

@@ -213,6 +213,17 @@ struct Counters {
     direct_reclaimed: u64,
 }
 
+/// One app's share of the counters (`Sim::app_stats`), counted where the run's are.
+#[derive(Clone, Copy, Debug, Default)]
+struct AppCounters {
+    refaults: [u64; 2], // [anon=0/file=1]
+    reclaimed: [u64; 2],
+    kills: u64,
+    freezes: u64,
+    thaws: u64,
+    cpu_ns: u64,
+}
+
 /// The state of a run at one instant: memory gauges and counters since the run began
 /// (not only the measured part). Two snapshots make one step of a timeline.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -547,6 +558,9 @@ pub struct Sim {
     rng_bg: FastRng,
     c: Counters,
     base: Counters,
+    /// The counters app by app, and their values when the measured part began.
+    app_c: Vec<AppCounters>,
+    app_base: Vec<AppCounters>,
     measuring: bool,
     flash_base: (u64, u64),
     use_ns: u64,
@@ -937,6 +951,7 @@ impl Sim {
             params.insert("bg_window_s".to_string(), Param::Float(w));
         }
         let sys_touch = hogs::SystemTouch::new(device.system.as_ref(), &apps[n_apps..]);
+        let app_c = vec![AppCounters::default(); apps.len()];
         let mut sim = Sim {
             now: Nanos::ZERO,
             seq: 0,
@@ -991,6 +1006,8 @@ impl Sim {
             rng_bg: stream(opts.seed, 2),
             c: Counters::default(),
             base: Counters::default(),
+            app_base: app_c.clone(),
+            app_c,
             measuring: false,
             flash_base: (0, 0),
             use_ns: 0,
@@ -1350,7 +1367,10 @@ impl Sim {
     fn start_job(&mut self, ctx: Ctx, base_work: Nanos, app: Option<u16>, cont: Cont) {
         let work = base_work + ctx.cpu;
         match app {
-            Some(_) => self.c.cpu_app_ns += work.0,
+            Some(a) => {
+                self.c.cpu_app_ns += work.0;
+                self.app_c[a as usize].cpu_ns += work.0;
+            }
             None => self.c.cpu_kswapd_ns += work.0,
         }
         self.c.cpu_compress_ns += ctx.compress.0;
@@ -1393,6 +1413,7 @@ impl Sim {
             Step::MeasureStart => {
                 self.measuring = true;
                 self.base = self.c;
+                self.app_base.clone_from(&self.app_c);
                 self.flash_base = (self.flash.read_bytes, self.flash.write_bytes);
                 self.push(self.now, Ev::Step);
             }
@@ -1902,6 +1923,7 @@ impl Sim {
         }
         let fg = self.fg == Some(app);
         self.c.refaults[fg as usize][(!anon) as usize] += 1;
+        self.app_c[app as usize].refaults[(!anon) as usize] += 1;
         if self.setup.events.refaults {
             self.pending.push(Event::Refault { app: AppId(app), kind: if anon { PageKind::Anon } else { PageKind::File }, fg });
         }
@@ -2085,6 +2107,7 @@ impl Sim {
             self.write_back(self.now, writes);
         }
         self.c.reclaimed += moved;
+        self.app_c[app as usize].reclaimed[0] += moved;
         self.c.cpu_kswapd_ns += moved * EVICT_NS + compress.0;
         self.c.cpu_compress_ns += compress.0;
     }
@@ -2199,7 +2222,52 @@ impl Sim {
                 }
             },
             slices: vec![],
+            apps: self.app_stats(),
         }
+    }
+
+    /// Each app's share of the measured part's counters and its memory at the end, in
+    /// the workload's order; apps that never ran in the measured part and hold nothing
+    /// at its end are left out.
+    fn app_stats(&self) -> Vec<floe_core::AppStats> {
+        let mib = |p: Pages| p.0 as f64 / 256.0;
+        (0..self.n_apps)
+            .filter_map(|i| {
+                let (c, b) = (&self.app_c[i as usize], &self.app_base[i as usize]);
+                let info = self.app(AppId(i))?;
+                let launched = |kind: LaunchKind| self.launches.iter().filter(|l| l.kind == kind && l.app == info.name).count() as u64;
+                let s = floe_core::AppStats {
+                    state: format!("{:?}", info.state).to_lowercase(),
+                    launches_cold: launched(LaunchKind::Cold),
+                    launches_warm: launched(LaunchKind::Warm),
+                    kills: c.kills - b.kills,
+                    freezes: c.freezes - b.freezes,
+                    thaws: c.thaws - b.thaws,
+                    refaults_anon: c.refaults[0] - b.refaults[0],
+                    refaults_file: c.refaults[1] - b.refaults[1],
+                    reclaimed_anon: c.reclaimed[0] - b.reclaimed[0],
+                    reclaimed_file: c.reclaimed[1] - b.reclaimed[1],
+                    cpu_ms: (c.cpu_ns - b.cpu_ns) as f64 / 1e6,
+                    resident_mib: f64::from(self.rss(i)) / 256.0,
+                    swapped_mib: mib(info.swapped),
+                    app: info.name,
+                };
+                let idle = s.launches_cold
+                    + s.launches_warm
+                    + s.kills
+                    + s.freezes
+                    + s.refaults_anon
+                    + s.refaults_file
+                    + s.reclaimed_anon
+                    + s.reclaimed_file
+                    == 0
+                    && s.cpu_ms == 0.0
+                    && info.state == AppState::Dead
+                    && self.rss(i) == 0
+                    && info.swapped.0 == 0;
+                (!idle).then_some(s)
+            })
+            .collect()
     }
 }
 

@@ -383,6 +383,41 @@ fn policies_hear_events_and_their_actions_take_effect() {
     assert_eq!(rec.policy, "test-recorder");
 }
 
+/// Each app's part of a run (`RunRecord::apps`) adds up to the run's own counters:
+/// refaults, freezes, thaws, kills and launches entirely (the system's refaults are
+/// counted apart), reclaimed pages together with the system's; under Ice the apps
+/// frozen are apps that refaulted, and the foreground is never one of them.
+#[test]
+fn the_apps_parts_add_up_to_the_run() {
+    for policy in ["lru-cfs", "ice"] {
+        let cat = Catalog::embedded().unwrap();
+        let wl = Workload::load("ice-video-call", &cat).unwrap();
+        let dev = Device::load("p20").unwrap();
+        let r = floe_sim::run(&dev, &wl, &cat, policy, &RunOptions { bg_apps: Some(8), ..Default::default() }).unwrap();
+        let (m, apps) = (&r.metrics, &r.apps);
+        let sum = |f: &dyn Fn(&floe_core::AppStats) -> u64| apps.iter().map(f).sum::<u64>();
+        assert_eq!(apps.len(), 9, "{policy}: the eight cached apps and the call: {apps:?}");
+        assert_eq!(sum(&|a| a.refaults_anon), m.refaults_fg_anon + m.refaults_bg_anon, "{policy}");
+        assert_eq!(sum(&|a| a.refaults_file), m.refaults_fg_file + m.refaults_bg_file, "{policy}");
+        assert_eq!(sum(&|a| a.freezes), m.freezes, "{policy}");
+        assert_eq!(sum(&|a| a.thaws), m.thaws, "{policy}");
+        assert_eq!(sum(&|a| a.kills), m.kills, "{policy}");
+        assert_eq!(sum(&|a| a.launches_cold), m.launches_cold, "{policy}");
+        assert_eq!(sum(&|a| a.launches_warm), m.launches_warm, "{policy}");
+        let reclaimed = sum(&|a| a.reclaimed_anon + a.reclaimed_file);
+        assert!(reclaimed > 0 && reclaimed <= m.reclaimed_pages, "{policy}: apps {reclaimed} of {}", m.reclaimed_pages);
+        let call = apps.iter().find(|a| a.app == "whatsapp").unwrap();
+        assert_eq!((call.state.as_str(), call.launches_cold), ("foreground", 1), "{policy}");
+        assert!(call.cpu_ms > apps.iter().filter(|a| a.app != "whatsapp").map(|a| a.cpu_ms).fold(0.0, f64::max), "{policy}");
+        if policy == "ice" {
+            assert!(m.freezes > 0, "ice froze nothing");
+            for a in apps.iter().filter(|a| a.freezes > 0) {
+                assert!(a.refaults_anon + a.refaults_file > 0 && a.app != "whatsapp", "{a:?}");
+            }
+        }
+    }
+}
+
 /// Ice §6.1 and Fig. 11, the part the model reproduces: with eight background apps on
 /// the P20, Ice cuts background refaults (the paper: by 40-58 %) and reclaims (to
 /// 70.7 %) against LRU+CFS, with MDT thawing the apps it froze between freezing

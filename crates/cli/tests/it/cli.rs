@@ -10,6 +10,41 @@ fn floe(args: &[&str]) -> std::process::Output {
 
 const TD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../sim/testdata");
 
+/// `--per-app` adds each app's part: a table per policy under the metrics, and with
+/// --json an `apps` array in every run object, whose refaults add up to the run's; the
+/// run object has no such key without it.
+#[test]
+fn per_app_prints_each_apps_part_of_the_run() {
+    let dev = format!("{TD}/tiny-device.toml");
+    let wl = format!("{TD}/tiny-workload.toml");
+    let apps = format!("{TD}/tiny-apps.toml");
+    let base = ["sim", "--device", &dev, "--workload", &wl, "--apps", &apps, "--policy", "lru-cfs,zswap", "--seed", "3"];
+    let out = floe(&[&base[..], &["--json", "--per-app"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for run in v.as_array().unwrap() {
+        let list = run["apps"].as_array().unwrap_or_else(|| panic!("no apps array: {run}"));
+        assert!(!list.is_empty() && list.iter().all(|a| a["app"].is_string() && a["cpu_ms"].is_number()), "{run}");
+        let m = &run["metrics"];
+        let of = |k: &str| list.iter().map(|a| a[k].as_u64().unwrap()).sum::<u64>();
+        let run_refaults = ["refaults_fg_anon", "refaults_fg_file", "refaults_bg_anon", "refaults_bg_file"]
+            .iter()
+            .map(|k| m[*k].as_u64().unwrap())
+            .sum::<u64>();
+        assert_eq!(of("refaults_anon") + of("refaults_file"), run_refaults, "{run}");
+        assert_eq!(of("launches_cold") + of("launches_warm"), m["launches_cold"].as_u64().unwrap() + m["launches_warm"].as_u64().unwrap());
+    }
+    let out = floe(&[&base[..], &["--json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v[0].get("apps").is_none(), "apps only when asked for");
+    let out = floe(&[&base[..], &["--per-app"]].concat());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for policy in ["lru-cfs", "zswap"] {
+        assert!(text.contains(&format!("per app: {policy}, seed 3")), "{text}");
+    }
+    assert!(text.contains("rf_anon") && text.contains("swap_mib"), "{text}");
+}
+
 /// Output piped into a reader that stops early (`floe sim | head`) ends floe the way it
 /// ends any Unix filter, by SIGPIPE, not with a panic.
 #[test]

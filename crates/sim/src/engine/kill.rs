@@ -103,6 +103,7 @@ impl Sim {
         a.unkillable = false;
         self.c.kills += 1;
         self.c.kills_by[cause as usize] += 1;
+        self.app_c[app as usize].kills += 1;
         self.pending.push(Event::AppDied { app: AppId(app) });
         self.recompute_adj();
     }
@@ -116,6 +117,7 @@ impl Sim {
         a.gen += 1;
         self.cpu.set_paused(self.now, app, true);
         self.c.freezes += 1;
+        self.app_c[app as usize].freezes += 1;
     }
 
     pub(super) fn thaw(&mut self, app: u16) {
@@ -129,6 +131,7 @@ impl Sim {
         let gen = a.gen;
         self.cpu.set_paused(self.now, app, false);
         self.c.thaws += 1;
+        self.app_c[app as usize].thaws += 1;
         self.schedule_bg(app, gen);
     }
 }

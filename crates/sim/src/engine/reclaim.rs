@@ -374,6 +374,10 @@ impl Sim {
         }
         lru::leave_shadow(&mut self.pages, &mut self.age, p);
         acc.got += 1;
+        let owner = self.pages.owner(p) as usize;
+        if let Some(c) = self.app_c.get_mut(owner) {
+            c.reclaimed[!self.pages.is_anon(p) as usize] += 1;
+        }
         true
     }
 
@@ -405,6 +409,10 @@ impl Sim {
         if acc.flash_writes > 0 {
             self.write_back(self.now, acc.flash_writes);
         }
+        // The experimenter's reclaim is not the run's: off the app's counters too.
+        let c = &mut self.app_c[self.apps.iter().position(|a| a.spec.name == name).expect("found above")];
+        c.reclaimed[0] -= got.0;
+        c.reclaimed[1] -= got.1;
         Some(got)
     }
 

@@ -9,7 +9,8 @@
 //! R = E_f / E_t = delta * 2^ceil(H_wm / S_am) (delta = 8) retuned at every epoch from
 //! the available memory (MemAvailable, `MemInfo::available`). The apps RPF caught are
 //! frozen in every freezing period and run in every thawing period; one caught during
-//! a thawing period stays frozen until the next one. A launch thaws the app before it is shown and releases it.
+//! a thawing period stays frozen until the next one. A launch thaws the app before it
+//! is shown and releases it.
 
 use floe_core::{Action, AppId, AppState, Event, EventMask, Nanos, Pages, Policy, Setup, SwapSetup, SystemView};
 use std::collections::BTreeSet;

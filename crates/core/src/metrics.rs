@@ -127,7 +127,7 @@ impl RunRecord {
 }
 
 /// A run's kills by who decided them; they add up to the `kills` metric.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct KillCauses {
     /// The stock low-memory killer, at a minfree level.
     pub lmk: u64,
@@ -143,7 +143,7 @@ pub struct KillCauses {
 }
 
 /// One measured launch.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LaunchLog {
     pub app: String,
     pub kind: crate::LaunchKind,

@@ -2,13 +2,13 @@
 //! it, the same columns from the simulator (`floe sim --timeline`) and from the real
 //! kernel (`floe daemon`'s `timeline`). A backend leaves empty what it cannot measure.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One step of a timeline. Gauges (`*_mib`, `apps_*`, `fg_app`) are read at the step's
 /// end; counts are what happened during the step. `None` (an empty CSV cell): the
 /// backend cannot see it (the daemon sees no frames, no compression CPU and no flash
 /// traffic).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
     pub policy: String,
     /// End of the step, in seconds since the run (or the daemon) began.

@@ -10,6 +10,7 @@ pub mod report;
 pub mod seal;
 pub mod selective;
 pub mod smartlmk;
+pub mod store;
 pub mod sweep;
 
 use floe_core::{ExperimentRecord, Param, RunRecord};
@@ -154,6 +155,13 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
         costs.push(simulated_s(&key, wl));
         keys.push(format!("{key:?}"));
     }
+    let store = STORE.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    // The store's key names the device and workload as loaded too (by a hash of their
+    // text), whatever named them.
+    let stored_key = |i: usize| {
+        let (dev, wl) = &inputs[&(specs[i].device.as_str(), specs[i].workload.as_str())];
+        format!("{}\n{}", keys[i], store::hash_hex(&[format!("{dev:?}\n{wl:?}").as_bytes()]))
+    };
     let mut first: HashMap<&str, usize> = HashMap::new();
     let owner: Vec<usize> = keys.iter().enumerate().map(|(i, k)| *first.entry(k.as_str()).or_insert(i)).collect();
     let mut sharing = vec![0usize; specs.len()];
@@ -177,6 +185,17 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
             }
         }
     }
+    if let Some(store) = &store {
+        for i in 0..specs.len() {
+            if owner[i] == i && raw[i].is_none() {
+                if let Some(rec) = store.get(&stored_key(i)) {
+                    raw[i] = Some(rec);
+                    STORE_HITS.fetch_add(1, Ordering::Relaxed);
+                    tell(i);
+                }
+            }
+        }
+    }
     let mut todo: Vec<usize> = (0..specs.len()).filter(|&i| owner[i] == i && raw[i].is_none()).collect();
     todo.sort_by(|&a, &b| costs[b].total_cmp(&costs[a]).then(a.cmp(&b)));
     // Workers take the next run from the list as they finish one.
@@ -192,7 +211,11 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
                 let (dev, wl) = &inputs[&(specs[i].device.as_str(), specs[i].workload.as_str())];
                 let rec = simulate(&sim_key(&specs[i], dev, wl), &catalog, None);
                 failed.fetch_or(rec.is_err(), Ordering::Relaxed);
-                if rec.is_ok() {
+                if let Ok(rec) = &rec {
+                    // Kept as it ends: an interruption loses only the runs in progress.
+                    if let Some(store) = &store {
+                        store.put(&stored_key(i), rec);
+                    }
                     tell(i);
                 }
                 out.push((i, rec));
@@ -229,6 +252,26 @@ static KEPT: std::sync::Mutex<Option<std::collections::HashMap<String, RunRecord
 /// dropped).
 pub fn keep_runs(on: bool) {
     *KEPT.lock().unwrap_or_else(|e| e.into_inner()) = on.then(std::collections::HashMap::new);
+}
+
+/// Finished runs on disk, by [`store::Store`], while set.
+static STORE: std::sync::Mutex<Option<store::Store>> = std::sync::Mutex::new(None);
+/// Distinct runs [`run_all`] has taken from the store so far.
+static STORE_HITS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many distinct runs [`run_all`] has taken from the store since the process began.
+pub fn runs_from_store() -> usize {
+    STORE_HITS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Keeps the runs [`run_all`] makes on disk under `root` (this build's directory
+/// there, which it returns) and takes them from there in later calls and later
+/// processes; None: no store.
+pub fn store_runs(root: Option<&std::path::Path>) -> std::io::Result<Option<std::path::PathBuf>> {
+    let store = root.map(store::Store::open).transpose()?;
+    let dir = store.as_ref().map(|s| s.dir().to_path_buf());
+    *STORE.lock().unwrap_or_else(|e| e.into_inner()) = store;
+    Ok(dir)
 }
 
 /// `s` as the simulator sees it, given its device and workload: every override that

@@ -72,7 +72,8 @@ enum Cmd {
   floe experiment ice                   the full evaluation over five seeds, each effect with its 95 % interval
   floe experiment asap --json > asap.json
   floe experiment calibration --quick   every paper's controls against its figures, and the values calibrated on them
-  floe experiment seal --seeds 1        the full evaluation once: verdicts without intervals")]
+  floe experiment seal --seeds 1        the full evaluation once: verdicts without intervals
+  floe experiment all                   stopped part-way and run again: it resumes from the runs kept")]
     Experiment {
         /// Which paper's evaluation.
         name: String,
@@ -99,6 +100,17 @@ enum Cmd {
         /// `all`, the calibration's controls too (run for the page only).
         #[arg(long, value_name = "DIR")]
         report: Option<String>,
+        /// Keep each finished run in DIR and take runs from there, so that a stopped
+        /// experiment resumes where it stopped and another output of the same runs
+        /// (`--json`, `--report`) takes seconds. Runs are kept per build of floe: a
+        /// rebuilt floe runs everything afresh and removes the other builds' runs.
+        /// Default: $FLOE_CACHE_DIR (empty: none), else $XDG_CACHE_HOME/floe/runs, else
+        /// ~/.cache/floe/runs.
+        #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+        cache: Option<String>,
+        /// Run every run afresh and keep none.
+        #[arg(long)]
+        no_cache: bool,
     },
     /// Measure simulator speed: play a workload (by default a simulated day of app
     /// sessions on the 4 GiB Pixel 3) and report page accesses and simulated seconds per
@@ -336,8 +348,10 @@ fn main() {
         Cmd::Bench(a) => bench(a),
         Cmd::Replay(a) => replay(a),
         Cmd::Sweep(a) => sweep::sweep(a),
-        Cmd::Experiment { name, quick, seeds, json, csv, report } => {
-            experiment(&name, quick, seeds.unwrap_or(if quick { 1 } else { FULL_SEEDS }), json, csv.as_deref(), report.as_deref())
+        Cmd::Experiment { name, quick, seeds, json, csv, report, cache, no_cache } => {
+            open_run_cache(cache.as_deref(), no_cache).and_then(|()| {
+                experiment(&name, quick, seeds.unwrap_or(if quick { 1 } else { FULL_SEEDS }), json, csv.as_deref(), report.as_deref())
+            })
         }
         Cmd::Daemon(a) => daemon_cmd::run(a, &["daemon"]),
         Cmd::State { db, policy, set } => state(&db, policy.as_deref(), set.as_deref()),
@@ -934,6 +948,33 @@ fn experiment(name: &str, quick: bool, seeds: u32, json: bool, csv: Option<&str>
     Ok(())
 }
 
+/// Where `floe experiment` keeps finished runs: `--cache DIR`, or by default
+/// $FLOE_CACHE_DIR (empty: nowhere), $XDG_CACHE_HOME/floe/runs or ~/.cache/floe/runs.
+/// A directory named with `--cache` that cannot be used is an error; the default one
+/// only a note, the experiment then keeping no runs.
+fn open_run_cache(cache: Option<&str>, no_cache: bool) -> Result<()> {
+    if no_cache {
+        return Ok(());
+    }
+    if let Some(dir) = cache {
+        floe_lab::store_runs(Some(std::path::Path::new(dir))).with_context(|| format!("cannot keep runs in {dir}"))?;
+        return Ok(());
+    }
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(std::path::PathBuf::from);
+    let dir = match std::env::var_os("FLOE_CACHE_DIR") {
+        Some(v) if v.is_empty() => return Ok(()),
+        Some(v) => std::path::PathBuf::from(v),
+        None => match var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|h| h.join(".cache"))) {
+            Some(base) => base.join("floe").join("runs"),
+            None => return Ok(()),
+        },
+    };
+    if let Err(e) = floe_lab::store_runs(Some(&dir)) {
+        eprintln!("floe: runs are not kept ({}: {e}); --cache DIR names another place", dir.display());
+    }
+    Ok(())
+}
+
 /// Writes the report page `html` to `DIR/index.html` (floe_lab::html), saying where on
 /// standard error.
 fn write_report(dir: &str, html: &str) -> Result<()> {
@@ -990,8 +1031,13 @@ fn run_one_experiment(name: &str, quick: bool, seeds: u32, show: bool) -> Result
             }
         }
     };
+    let before = floe_lab::runs_from_store();
     let report = floe_lab::run_experiment(name, quick, seeds, &progress);
     bar.finish_and_clear();
+    let taken = floe_lab::runs_from_store() - before;
+    if show && taken > 0 {
+        eprintln!("floe: experiment {name}: {taken} runs taken from the run cache (--no-cache runs them afresh)");
+    }
     Ok(report?)
 }
 

@@ -2,10 +2,11 @@
 
 use std::process::Command;
 
-/// Runs the binary, never beside the daemon's tests (`crate::shared`).
+/// Runs the binary, never beside the daemon's tests (`crate::shared`), keeping no runs
+/// on disk (FLOE_CACHE_DIR empty) unless a test names a place.
 fn floe(args: &[&str]) -> std::process::Output {
     let _shared = crate::shared();
-    Command::new(env!("CARGO_BIN_EXE_floe")).args(args).output().expect("run floe")
+    Command::new(env!("CARGO_BIN_EXE_floe")).args(args).env("FLOE_CACHE_DIR", "").output().expect("run floe")
 }
 
 const TD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../sim/testdata");
@@ -862,6 +863,61 @@ fn a_progress_bar_shows_on_a_terminal_and_not_with_json() {
     assert!(json.contains("\"experiment\": \"smartlmk\""), "{json}");
 }
 
+/// An experiment keeps each finished run in its cache: run again it takes them from
+/// there and prints the same report; stopped part-way (runs missing from the cache) it
+/// makes only the missing ones. `--no-cache` keeps none, and a cache that cannot be
+/// made is an error naming it.
+#[test]
+fn an_experiment_takes_its_finished_runs_from_the_cache() {
+    let dir = std::env::temp_dir().join(format!("floe-run-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = dir.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let out = floe(&[&["experiment", "smartlmk", "--quick"][..], args].concat());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (fresh, err) = run(&["--json", "--cache", cache]);
+    assert!(!err.contains("run cache"), "nothing to take yet: {err}");
+    let build = std::fs::read_dir(&dir).unwrap().next().expect("a directory for this build").unwrap().path();
+    let mut kept: Vec<_> =
+        std::fs::read_dir(&build).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    let runs = kept.len();
+    assert!(runs >= 10, "every distinct run kept: {runs}");
+    let (again, _) = run(&["--json", "--cache", cache]);
+    assert_eq!(again, fresh, "the cached runs give the same report");
+    // A run stopped part-way: some runs never finished.
+    kept.sort();
+    for p in &kept[..3] {
+        std::fs::remove_file(p).unwrap();
+    }
+    let (text, err) = run(&["--cache", cache]);
+    assert!(err.contains(&format!("experiment smartlmk: {} runs taken from the run cache", runs - 3)), "{err}");
+    let (plain, _) = run(&[]);
+    assert_eq!(text, plain, "the same text as without a cache");
+    std::fs::remove_dir_all(&dir).unwrap();
+    // FLOE_CACHE_DIR is the default place, and --no-cache keeps nothing there.
+    let with_env = |args: &[&str]| {
+        let _shared = crate::shared();
+        let out = Command::new(env!("CARGO_BIN_EXE_floe"))
+            .args(["experiment", "smartlmk", "--quick", "--json"])
+            .args(args)
+            .env("FLOE_CACHE_DIR", &dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    with_env(&["--no-cache"]);
+    assert!(!dir.exists(), "--no-cache makes no cache");
+    with_env(&[]);
+    assert!(dir.exists(), "FLOE_CACHE_DIR names the cache");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let out = floe(&["experiment", "smartlmk", "--quick", "--cache", "/proc/floe-cache"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot keep runs in /proc/floe-cache"), "{err}");
+}
+
 /// Where stderr is not a terminal, an experiment says how far its runs are in plain
 /// lines, one a period (FLOE_HEARTBEAT_S; a minute by default), and stdout keeps only
 /// the report; with --json, no line.
@@ -873,6 +929,7 @@ fn off_a_terminal_an_experiment_prints_a_heartbeat_line_instead_of_a_bar() {
             .args(["experiment", "smartlmk", "--quick"])
             .args(args)
             .env("FLOE_HEARTBEAT_S", "0")
+            .env("FLOE_CACHE_DIR", "")
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

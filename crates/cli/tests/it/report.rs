@@ -9,7 +9,7 @@ use std::process::Command;
 /// Runs the binary, never beside the daemon's tests (`crate::shared`).
 fn floe(args: &[&str]) -> std::process::Output {
     let _shared = crate::shared();
-    Command::new(env!("CARGO_BIN_EXE_floe")).args(args).output().expect("run floe")
+    Command::new(env!("CARGO_BIN_EXE_floe")).args(args).env("FLOE_CACHE_DIR", "").output().expect("run floe")
 }
 
 /// A fresh directory for one test's files.

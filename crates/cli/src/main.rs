@@ -103,7 +103,7 @@ enum Cmd {
         /// Keep each finished run in DIR and take runs from there, so that a stopped
         /// experiment resumes where it stopped and another output of the same runs
         /// (`--json`, `--report`) takes seconds. Runs are kept per build of floe: a
-        /// rebuilt floe runs everything afresh and removes the other builds' runs.
+        /// rebuilt floe runs everything afresh (the last three builds' runs are kept).
         /// Default: $FLOE_CACHE_DIR (empty: none), else $XDG_CACHE_HOME/floe/runs, else
         /// ~/.cache/floe/runs.
         #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]

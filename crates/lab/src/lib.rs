@@ -134,9 +134,10 @@ pub fn no_progress(_: usize, _: usize) {}
 /// Runs every spec (in parallel; each run is deterministic, and results keep the
 /// order of `specs`), telling `progress` as runs finish. Specs the simulator cannot
 /// tell apart ([`sim_key`]) share one run, each record then given its own spec's
-/// params; with [`keep_runs`] on, runs made by earlier calls are taken too. The
-/// distinct runs start longest first (by simulated time), so that no long run is
-/// left alone at the end.
+/// params; with [`keep_runs`] on, runs made by earlier calls are taken too, and with
+/// [`store_runs`], runs kept on disk by this build of floe (each run is kept there as
+/// it ends). The distinct runs start longest first (by simulated time), so that no
+/// long run is left alone at the end.
 pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, SimError> {
     use std::collections::HashMap;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -25,10 +25,12 @@ def floe_bin():
 
 @pytest.fixture
 def cli(floe_bin):
-    """Runs `floe ARGS`, failing the test with its stderr if it fails."""
+    """Runs `floe ARGS`, failing the test with its stderr if it fails. It keeps no
+    experiment runs on disk (FLOE_CACHE_DIR empty)."""
 
     def run(*args, cwd=None):
-        p = subprocess.run([floe_bin, *map(str, args)], capture_output=True, text=True, cwd=cwd)
+        env = {**os.environ, "FLOE_CACHE_DIR": ""}
+        p = subprocess.run([floe_bin, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env)
         assert p.returncode == 0, f"floe {' '.join(map(str, args))}: {p.stderr}"
         return p
 

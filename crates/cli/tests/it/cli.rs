@@ -851,6 +851,7 @@ fn a_progress_bar_shows_on_a_terminal_and_not_with_json() {
     let on_tty = |args: &str| {
         let out = Command::new("script")
             .args(["-qec", &format!("{bin} experiment smartlmk --quick {args}"), "/dev/null"])
+            .env("FLOE_CACHE_DIR", "")
             .output()
             .expect("util-linux script");
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

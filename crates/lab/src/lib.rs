@@ -159,10 +159,11 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
     let store = STORE.lock().unwrap_or_else(|e| e.into_inner()).clone();
     // The store's key names the device and workload as loaded too (by a hash of their
     // text), whatever named them.
-    let stored_key = |i: usize| {
-        let (dev, wl) = &inputs[&(specs[i].device.as_str(), specs[i].workload.as_str())];
-        format!("{}\n{}", keys[i], store::hash_hex(&[format!("{dev:?}\n{wl:?}").as_bytes()]))
+    let input_hash: HashMap<(&str, &str), String> = match &store {
+        Some(_) => inputs.iter().map(|(&k, (dev, wl))| (k, store::hash_hex(&[format!("{dev:?}\n{wl:?}").as_bytes()]))).collect(),
+        None => HashMap::new(),
     };
+    let stored_key = |i: usize| format!("{}\n{}", keys[i], input_hash[&(specs[i].device.as_str(), specs[i].workload.as_str())]);
     let mut first: HashMap<&str, usize> = HashMap::new();
     let owner: Vec<usize> = keys.iter().enumerate().map(|(i, k)| *first.entry(k.as_str()).or_insert(i)).collect();
     let mut sharing = vec![0usize; specs.len()];

@@ -112,7 +112,8 @@ impl Store {
         let Ok(text) = serde_json::to_vec(&w) else { return };
         let path = self.path(key);
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, &path).is_err() {
+        // A write that fails part-way (a full disk) leaves no temporary file behind either.
+        if std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &path)).is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
     }
@@ -150,6 +151,13 @@ mod tests {
         // A file that does not read back is no run.
         std::fs::write(store.path("k"), b"{").unwrap();
         assert!(store.get("k").is_none());
+        // A run that cannot be kept (its place taken by a directory) leaves nothing
+        // beside the runs.
+        std::fs::create_dir_all(store.path("blocked").join("x")).unwrap();
+        store.put("blocked", &rec);
+        assert!(store.get("blocked").is_none());
+        let names: Vec<_> = std::fs::read_dir(store.dir()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(names.iter().all(|n| !n.to_string_lossy().contains(".tmp")), "no temporary file stays: {names:?}");
         std::fs::remove_dir_all(&root).unwrap();
     }
 

@@ -174,6 +174,11 @@ pub struct MemorySpec {
     /// docs/MODEL.md, "Frames"). Absent: no frame waits for reclaim it does not do itself.
     #[serde(default)]
     pub reclaim_frame_block_us: Option<f64>,
+    /// The kernel runs Huawei's RCC thread, which compresses anonymous pages into zram
+    /// while the CPU is mostly idle and memory short (see the engine's `rcc` module).
+    /// Default false.
+    #[serde(default)]
+    pub rcc: bool,
 }
 
 /// zram (and zswap pool) configuration of a device.

@@ -13,6 +13,7 @@ mod hogs;
 mod kill;
 mod launch;
 mod psi;
+mod rcc;
 mod reclaim;
 pub use reclaim::ReclaimKind;
 mod seal;
@@ -296,6 +297,8 @@ enum Cont {
         seg: u32,
     },
     Kswapd,
+    /// Huawei's RCC thread compressed a megabyte.
+    Rcc,
     /// A thread that only takes CPU (the system's, or cputester's) ended its burst.
     Hog {
         thread: u16,
@@ -335,6 +338,13 @@ enum Ev {
     Job(Box<JobEv>),
     PolicyTick,
     Kswapd,
+    /// Huawei's RCC thread's wait is over: it samples the CPU load.
+    RccWake,
+    /// RCC's load sample is taken: it checks memory, to start (`running` false) or to
+    /// go on.
+    RccCheck {
+        running: bool,
+    },
     /// A thread that only takes CPU wakes with a burst of work.
     HogWake {
         thread: u16,
@@ -590,6 +600,10 @@ pub struct Sim {
     hogs: Vec<hogs::Hog>,
     /// Android 10 lmkd's PSI mode, on devices that run it with Android's killer.
     psi: Option<psi::Lmkd>,
+    /// Huawei's RCC thread, on devices whose kernel runs it.
+    rcc: Option<rcc::Rcc>,
+    /// Reclaim scans the anonymous lists only (RCC's reclaim).
+    scan_anon_only: bool,
 }
 
 /// The lognormal law of a frame's CPU work with mean `mean_ms` and the spread
@@ -1026,6 +1040,8 @@ impl Sim {
             seal,
             asap,
             psi: None,
+            rcc: device.memory.rcc.then(|| rcc::Rcc::new(device.memory.ram_mib)),
+            scan_anon_only: false,
             hogs: hogs::hogs(opts.seed, device.cpu.cores, device.cpu.system_load_pct, opts.cputester_pct),
         };
         sim.boot_system();
@@ -1047,6 +1063,9 @@ impl Sim {
             // Recorded where lmkd runs (not where a policy switches the killer off).
             sim.params.insert("lmkd".to_string(), Param::Text(device.memory.lmkd.name().into()));
             sim.push(psi::CHECK, Ev::Psi);
+        }
+        if sim.rcc.is_some() {
+            sim.push(Nanos::ZERO, Ev::RccWake);
         }
         sim.push(Nanos::ZERO, Ev::Step);
         if let Some(t) = sim.setup.tick {
@@ -1261,6 +1280,14 @@ impl Sim {
         ceil_i64(self.zram_stored as f64 / self.zram_ratio)
     }
 
+    /// si_mem_available (4.x): free less the reserve (the high watermark, with no
+    /// lowmem_reserve on one zone), plus the page cache less what reclaim would leave.
+    fn mem_available(&self) -> u64 {
+        let free = self.free().max(0) as u64;
+        let cache = (self.pages.list_len(Loc::ActiveFile) + self.pages.list_len(Loc::InactiveFile)) as u64;
+        (free + cache).saturating_sub(self.wmark[2] as u64 + (cache / 2).min(self.wmark[1] as u64))
+    }
+
     fn free(&self) -> i64 {
         self.usable - self.resident() - self.zram_pool_pages() - self.writeback - self.pinned
     }
@@ -1297,6 +1324,8 @@ impl Sim {
                 }
             }
             Ev::Kswapd => self.kswapd_batch(),
+            Ev::RccWake => self.rcc_wake(),
+            Ev::RccCheck { running } => self.rcc_check(running),
             Ev::HogWake { thread } => self.hog_wake(thread),
             Ev::SealUnload => self.seal_unload(),
             Ev::SealUnloadDone => self.seal_unload_done(),
@@ -1337,6 +1366,7 @@ impl Sim {
                     }
                 }
                 Cont::Kswapd => self.kswapd_batch(),
+                Cont::Rcc => self.rcc_slept(),
                 Cont::Hog { thread } => self.hog_done(thread),
                 Cont::Prepage { app, life, batch } => self.asap_batch_done(app, life, batch),
             }
@@ -1386,7 +1416,7 @@ impl Sim {
             Some(a) => {
                 let life_ok = match &cont {
                     Cont::Frame { life, .. } | Cont::LaunchSeg { life, .. } | Cont::Bg { life, .. } => *life == self.apps[a as usize].life,
-                    Cont::Kswapd | Cont::Hog { .. } => true,
+                    Cont::Kswapd | Cont::Rcc | Cont::Hog { .. } => true,
                     Cont::Prepage { life, .. } => *life == self.apps[a as usize].life,
                 };
                 if !life_ok {
@@ -2279,10 +2309,7 @@ impl SystemView for Sim {
     fn mem(&self) -> MemInfo {
         let l = |x: Loc| Pages(self.pages.list_len(x) as u64);
         let free = self.free().max(0) as u64;
-        // si_mem_available (4.x): free less the reserve (the high watermark, with no
-        // lowmem_reserve on one zone), plus the page cache less what reclaim would leave.
-        let cache = (self.pages.list_len(Loc::ActiveFile) + self.pages.list_len(Loc::InactiveFile)) as u64;
-        let available = (free + cache).saturating_sub(self.wmark[2] as u64 + (cache / 2).min(self.wmark[1] as u64));
+        let available = self.mem_available();
         MemInfo {
             total: Pages(self.usable as u64),
             free: Pages(free),

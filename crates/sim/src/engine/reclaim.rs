@@ -52,6 +52,9 @@ impl Sim {
         if !anon_ok {
             return Balance::File;
         }
+        if self.scan_anon_only {
+            return Balance::Anon;
+        }
         // File pages nearly gone: only anonymous memory is left to take.
         if ifl + af + (self.free().max(0) as u64) <= self.wmark[2].max(0) as u64 {
             return Balance::Anon;
@@ -169,7 +172,7 @@ impl Sim {
     /// Reclaim that runs while the foreground renders blocks its render thread (Ice
     /// §2.2.3: "a high number of frame rendering tasks are blocked by memory reclaiming
     /// tasks"): the device's wait per page is owed to the frames that follow.
-    fn block_frames(&mut self, pages: u32) {
+    pub(super) fn block_frames(&mut self, pages: u32) {
         if self.in_use && self.interactive && self.fg.is_some() {
             self.frame_block_owed += Nanos(self.frame_block_per_page.0 * pages as u64);
         }

@@ -225,7 +225,9 @@ impl Sim {
                 Balance::Fract { .. } => pass[0] + pass[1] > anon_lru + file_lru,
                 Balance::Equal => false,
             };
-            if exhausted {
+            // RCC's reclaim keeps to the anonymous lists at every priority (its
+            // rcc_mode overrides get_scan_count's choice, SCAN_EQUAL included).
+            if exhausted && !self.scan_anon_only {
                 balance = Balance::Equal;
             }
             let anon = anon_ok

@@ -634,7 +634,7 @@ pub fn report(runs: Vec<RunRecord>, quick: bool) -> Report {
         notes.insert(
             0,
             format!(
-                "Fig. 1 / Fig. 2(a): BG-apps caches Fig. 1's eight apps ({set}); BG-memtester pins {b:.0} MiB: the paper's memtester brought the memory occupied in total to 5.52 GB ('similar to that of the BG-apps case'), floe pins that less the P20's system share (RAM less memory for apps), up to the largest balloon the P20 takes; BG-null is the 0B+F run. Fig. 2(a) does not say which scenario it counts; floe shows S-A."
+                "Fig. 1 / Fig. 2(a): BG-apps caches Fig. 1's eight apps ({set}); BG-memtester pins {b:.0} MiB: the paper's memtester brought the memory occupied in total to 5.52 GB ('similar to that of the BG-apps case'), floe pins that less the P20's system share (RAM less memory for apps), up to the largest balloon the P20 takes; BG-null is the 0B+F run. Fig. 2(a) does not say which scenario it counts; floe shows S-A's counts (the ones it calibrates on) and the four scenarios' sums."
             ),
         );
     }

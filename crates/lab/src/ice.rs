@@ -1348,6 +1348,41 @@ mod tests {
         assert_eq!(row("Fig. 10", "p20 0B+F lru-cfs fps"), 60.0);
     }
 
+    /// Fig. 2(a) is shown read both ways, the video call's counts and the four
+    /// scenarios' sums; the claim of 84.4 % more reclaims with the apps than with the
+    /// balloon is judged on the call's; LRU+CFS's Section 6 counts are derived from
+    /// Table 5's Ice counts and Fig. 11's cuts.
+    #[test]
+    fn fig2a_is_read_per_call_and_summed_and_its_reclaim_claim_judged() {
+        let mut runs = Vec::new();
+        for (i, (_, wl)) in SCENARIOS.iter().enumerate() {
+            let k = i as f64;
+            runs.push(record(wl, 8, Some(true), 0.0, 40.0 + 10.0 * k)); // Fig. 1's set
+            runs.push(record(wl, 0, Some(false), 0.0, 60.0)); // BG-null
+            runs.push(record(wl, 0, Some(false), 900.0, 20.0 + 5.0 * k)); // memtester
+        }
+        let rep = report(runs, true);
+        let t = |title: &str| rep.tables.iter().find(|t| t.title.starts_with(title)).unwrap();
+        let fig1 = t("Fig. 1");
+        assert_eq!(fig1.row("S-A BG-apps reclaims").ours, 40.0);
+        assert_eq!(fig1.row("four scenarios' BG-apps reclaims").ours, 40.0 + 50.0 + 60.0 + 70.0);
+        assert_eq!(fig1.row("four scenarios' BG-memtester reclaims").ours, 20.0 + 25.0 + 30.0 + 35.0);
+        assert_eq!(fig1.row("four scenarios' BG-memtester reclaims").paper, Some(55_637.0));
+        assert_eq!(fig1.row("S-A BG-apps reclaims over BG-memtester's %").ours, 100.0);
+        assert_eq!(fig1.row("four scenarios' BG-apps reclaims over BG-memtester's %").ours, 100.0);
+        let paper_more = fig1.row("S-A BG-apps reclaims over BG-memtester's %").paper.unwrap();
+        assert!((paper_more - 84.38).abs() < 0.01, "{paper_more}");
+        let f = rep.findings.iter().find(|f| f.claim.starts_with("Cached apps make reclaim take more pages")).unwrap();
+        assert!(f.holds && f.floe == Some(100.0), "{f:?}");
+        let t5 = t("Table 5");
+        let derived = t5.row("S-A lru-cfs refaults: Table 5's ice / (1 - Fig. 11's cut)").paper.unwrap();
+        assert!((derived - 5.233 / (1.0 - 0.421)).abs() < 1e-9, "{derived}");
+        let derived = t5.row("S-D lru-cfs reclaims: Table 5's ice / Fig. 11's 70.7 %").paper.unwrap();
+        assert!((derived - 46.848 / 0.707).abs() < 1e-9, "{derived}");
+        let summed = t5.row("four scenarios' lru-cfs refaults").paper.unwrap();
+        assert!((summed - 48.03).abs() < 0.01, "{summed}");
+    }
+
     /// §6.1.1's "four apps frozen on average": the background apps Ice froze at least
     /// once in each drawn 8-app run on the P20, averaged over draws and scenarios; the
     /// fixed-set run and other policies' runs stay out, and the finding reads the row.

@@ -532,11 +532,7 @@ pub struct Sim {
     zram_ratio: f64,
     compress_ns: u64,
     decompress_ns: u64,
-    /// Pages stored in zram, and the pool's RAM pages they take, ceil(stored / ratio),
-    /// kept with them (`zram_store`, `zram_release`) since free memory reads it at
-    /// every allocation.
     zram_stored: i64,
-    zram_pool: i64,
     zram_cap: i64,
     flash_used: i64,
     flash_cap: i64,
@@ -1000,7 +996,6 @@ impl Sim {
             compress_ns: (device.zram.compress_us_per_page * 1e3) as u64,
             decompress_ns: (device.zram.decompress_us_per_page * 1e3) as u64,
             zram_stored: 0,
-            zram_pool: 0,
             zram_cap,
             flash_used: 0,
             flash_cap,
@@ -1229,9 +1224,6 @@ impl Sim {
         if zram != self.zram_stored || flash != self.flash_used {
             return Err(format!("swap accounting: zram {zram} vs {}, flash {flash} vs {}", self.zram_stored, self.flash_used));
         }
-        if self.zram_pool != ceil_i64(self.zram_stored as f64 / self.zram_ratio) {
-            return Err(format!("zram pool: {} pages kept for {} stored", self.zram_pool, self.zram_stored));
-        }
         if self.zram_stored > self.zram_cap
             || self.flash_used > self.flash_cap
             || !(self.swap_slots_left() || self.zram_stored + self.flash_used == self.flash_cap)
@@ -1285,19 +1277,7 @@ impl Sim {
     }
 
     fn zram_pool_pages(&self) -> i64 {
-        self.zram_pool
-    }
-
-    /// A page stored in zram.
-    fn zram_store(&mut self) {
-        self.zram_stored += 1;
-        self.zram_pool = ceil_i64(self.zram_stored as f64 / self.zram_ratio);
-    }
-
-    /// A page gone from zram.
-    fn zram_release(&mut self) {
-        self.zram_stored -= 1;
-        self.zram_pool = ceil_i64(self.zram_stored as f64 / self.zram_ratio);
+        ceil_i64(self.zram_stored as f64 / self.zram_ratio)
     }
 
     /// si_mem_available (4.x): free less the reserve (the high watermark, with no
@@ -1909,7 +1889,7 @@ impl Sim {
             return;
         }
         match loc {
-            Loc::Zram => self.zram_release(),
+            Loc::Zram => self.zram_stored -= 1,
             Loc::Flash => self.flash_used -= 1,
             _ => {}
         }
@@ -2141,7 +2121,7 @@ impl Sim {
                 _ => break,
             };
             if to == Loc::Zram {
-                self.zram_store();
+                self.zram_stored += 1;
                 compress += Nanos(self.compress_ns);
             } else {
                 self.flash_used += 1;
@@ -2184,7 +2164,7 @@ impl Sim {
                 break;
             }
             match loc {
-                Loc::Zram => self.zram_release(),
+                Loc::Zram => self.zram_stored -= 1,
                 _ => self.flash_used -= 1,
             }
             self.pages.set_flag(p, F_SHADOW, false);

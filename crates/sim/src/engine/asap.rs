@@ -169,7 +169,7 @@ impl Sim {
                 // Making room killed the app; its pages are freed.
                 return;
             }
-            self.zram_release();
+            self.zram_stored -= 1;
             self.pages.set_flag(p, F_SHADOW, false);
             self.lru_add(p, Loc::ActiveAnon);
             self.asap_note_prepaged(app, i);

@@ -128,7 +128,7 @@ impl Sim {
     /// Frees page `p` of a live or dying app's anonymous memory, whatever holds it.
     pub(super) fn release(&mut self, p: u32) {
         match self.pages.loc(p) {
-            Loc::Zram => self.zram_release(),
+            Loc::Zram => self.zram_stored -= 1,
             Loc::Flash => self.flash_used -= 1,
             _ if self.pages.in_swap_cache(p) => self.flash_used -= 1,
             _ => {}

@@ -354,14 +354,14 @@ impl Sim {
             let tier = if self.zram_stored < self.zram_cap || self.setup.swap == SwapSetup::TwoLevel { Loc::Zram } else { Loc::Flash };
             if tier == Loc::Zram {
                 acc.compress += Nanos(self.compress_ns);
-                self.zram_store();
+                self.zram_stored += 1;
                 if self.setup.swap == SwapSetup::Zswap && self.zram_stored >= self.zram_cap {
                     // zswap: the pool is full; write its oldest entry back to flash, into
                     // the swap slot it already holds.
                     if let Some(old) = self.pages.tail(Loc::Zram) {
                         acc.compress += Nanos(self.decompress_ns);
                         self.pages.move_to(old, Loc::Flash);
-                        self.zram_release();
+                        self.zram_stored -= 1;
                         self.flash_used += 1;
                         acc.flash_writes += 1;
                     }

@@ -264,7 +264,7 @@ impl Sim {
             }
             if moving && self.flash_used < self.flash_cap {
                 self.pages.move_to(p, Loc::Flash);
-                self.zram_release();
+                self.zram_stored -= 1;
                 self.flash_used += 1;
             } else if self.pages.llr_weight(p) == 0 {
                 // Cancelled (the app came to the foreground) or SL2 filled up: the page
@@ -357,7 +357,7 @@ impl Sim {
             if self.zram_stored < self.zram_cap {
                 self.pages.move_to(p, Loc::Zram);
                 self.flash_used -= 1;
-                self.zram_store();
+                self.zram_stored += 1;
                 if self.pages.llr_weight(p) == 0 {
                     self.seal_unloadable(app, p);
                 }

@@ -642,7 +642,7 @@ const LEGEND: &str = "\
 fps: frames a second in the foreground; ria: share of frames over 16.6 ms (interaction_alerts: their count)
 launch_ms_*: launch latency; switch_ms_mean: warm launches; caching_capability: warm launches a round after the first
 refaults_fg|bg_anon|file: evicted pages read back, by the foreground or cached apps; refaults_system: by the system's
-processes (devices that list them); reclaimed_pages: pages evicted
+processes (devices that list them); reclaimed_pages: pages evicted (reclaimed_anon_pages: of them, to swap)
 kills, freezes, thaws: apps killed, frozen, thawed; *_bytes: flash traffic, RAM held compressed (zram) at the end
 cpu_ms_*: CPU time of apps, kswapd, (de)compression, prepaging; rows 0 under both policies are left out
 Every metric's unit and meaning: floe list metrics";
@@ -797,7 +797,7 @@ fn print_table(runs: &[RunRecord], specs: &[String], seeds: usize, inputs: &str,
 
 /// The metrics in the order of the schema (DESIGN.md "Metrics"): name, unit and
 /// meaning (crates/core/src/metrics.rs), for the table's rows and `floe list metrics`.
-const METRICS: [(&str, &str, &str); 31] = [
+const METRICS: [(&str, &str, &str); 32] = [
     ("fps", "frames/s", "frames a second while an interactive app was in the foreground"),
     ("ria", "ratio", "share of frames that took longer than 16.6 ms (ratio of interaction alerts)"),
     ("interaction_alerts", "frames", "frames that took longer than 16.6 ms"),
@@ -817,6 +817,7 @@ const METRICS: [(&str, &str, &str); 31] = [
     ("refaults_bg_file", "pages", "evicted file pages cached apps read back"),
     ("refaults_system", "pages", "evicted pages the system's own processes read back (devices with a [system] table)"),
     ("reclaimed_pages", "pages", "pages evicted by reclaim"),
+    ("reclaimed_anon_pages", "pages", "of those, anonymous pages sent to swap (the kernel's pgsteal_anon; Ice watched pswpout)"),
     ("kills", "apps", "apps killed"),
     ("freezes", "apps", "apps frozen"),
     ("thaws", "apps", "apps thawed"),

@@ -37,6 +37,10 @@ pub struct Metrics {
     #[serde(default)]
     pub refaults_system: u64,
     pub reclaimed_pages: u64,
+    /// Of those, anonymous pages sent to swap (zram, zswap's pool, SEAL's levels, flash):
+    /// the kernel's pgsteal_anon, what Ice followed as pswpout.
+    #[serde(default)]
+    pub reclaimed_anon_pages: u64,
     pub kills: u64,
     pub freezes: u64,
     pub thaws: u64,

@@ -42,6 +42,9 @@ pub struct Sample {
     /// the machine's direct reclaim only (a memory cgroup's limit reclaim is in
     /// `reclaimed_pages` alone).
     pub direct_reclaimed_pages: u64,
+    /// Of `reclaimed_pages`, anonymous pages sent to swap (the kernel's pgsteal_anon,
+    /// where /proc/vmstat has it).
+    pub reclaimed_anon_pages: Option<u64>,
     pub refaults_fg_anon: u64,
     pub refaults_fg_file: u64,
     pub refaults_bg_anon: u64,

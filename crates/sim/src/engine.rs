@@ -189,6 +189,8 @@ struct Counters {
     /// Refaults of the system's own processes (`[system]`), counted apart from the apps'.
     refaults_system: u64,
     reclaimed: u64,
+    /// Of `reclaimed`, anonymous pages (sent to swap).
+    reclaimed_anon: u64,
     kills: u64,
     /// Kills by cause, indexed by `KillCause`.
     kills_by: [u64; 4],
@@ -252,6 +254,7 @@ pub struct Snapshot {
     pub refaults: [[u64; 2]; 2],
     pub reclaimed_pages: u64,
     pub direct_reclaimed_pages: u64,
+    pub reclaimed_anon_pages: u64,
     pub kills: u64,
     pub freezes: u64,
     pub thaws: u64,
@@ -489,6 +492,8 @@ impl AppRt {
 #[derive(Clone, Copy, Debug, Default)]
 struct Evict {
     got: u32,
+    /// Of `got`, anonymous pages.
+    anon: u64,
     scanned: u64,
     compress: Nanos,
     flash_writes: u64,
@@ -1200,6 +1205,7 @@ impl Sim {
             refaults: c.refaults,
             reclaimed_pages: c.reclaimed,
             direct_reclaimed_pages: c.direct_reclaimed,
+            reclaimed_anon_pages: c.reclaimed_anon,
             kills: c.kills,
             freezes: c.freezes,
             thaws: c.thaws,
@@ -2137,6 +2143,7 @@ impl Sim {
             self.write_back(self.now, writes);
         }
         self.c.reclaimed += moved;
+        self.c.reclaimed_anon += moved;
         self.app_c[app as usize].reclaimed[0] += moved;
         self.c.cpu_kswapd_ns += moved * EVICT_NS + compress.0;
         self.c.cpu_compress_ns += compress.0;
@@ -2220,6 +2227,7 @@ impl Sim {
             refaults_bg_file: d(c.refaults[0][1], b.refaults[0][1]),
             refaults_system: d(c.refaults_system, b.refaults_system),
             reclaimed_pages: d(c.reclaimed, b.reclaimed),
+            reclaimed_anon_pages: d(c.reclaimed_anon, b.reclaimed_anon),
             kills: d(c.kills, b.kills),
             freezes: d(c.freezes, b.freezes),
             thaws: d(c.thaws, b.thaws),

@@ -38,6 +38,7 @@ fn between(policy: &str, a: &Snapshot, b: &Snapshot, end: Nanos) -> Sample {
         apps_frozen: b.apps_frozen,
         reclaimed_pages: d(a.reclaimed_pages, b.reclaimed_pages),
         direct_reclaimed_pages: d(a.direct_reclaimed_pages, b.direct_reclaimed_pages),
+        reclaimed_anon_pages: Some(d(a.reclaimed_anon_pages, b.reclaimed_anon_pages)),
         refaults_fg_anon: d(a.refaults[1][0], b.refaults[1][0]),
         refaults_fg_file: d(a.refaults[1][1], b.refaults[1][1]),
         refaults_bg_anon: d(a.refaults[0][0], b.refaults[0][0]),

@@ -802,6 +802,18 @@ fn a_timeline_samples_the_run_without_changing_it() {
             "swap-all" => assert!(tl.iter().all(|s| s.zram_stored_mib == 0.0)),
             _ => assert!(tl.iter().all(|s| s.flash_swap_mib == 0.0)),
         }
+        // The anonymous pages reclaimed are those sent to swap: none without swap, and at
+        // least every page swap holds at the end (each got there by being reclaimed).
+        let anon = |s: &floe_sim::Sample| s.reclaimed_anon_pages.expect("the simulator counts them");
+        assert!(tl.iter().all(|s| anon(s) <= s.reclaimed_pages), "{policy}");
+        assert!(m.reclaimed_anon_pages <= m.reclaimed_pages && sum(|s| s.reclaimed_anon_pages.unwrap_or(0)) >= m.reclaimed_anon_pages);
+        let last = tl.last().unwrap();
+        let held = ((last.zram_stored_mib + last.flash_swap_mib) * 256.0).round() as u64;
+        let swapped: u64 = tl.iter().map(anon).sum();
+        match policy {
+            "android-lmk" => assert_eq!(swapped, 0),
+            _ => assert!(swapped > 0 && swapped + 3 >= held, "{policy}: {swapped} pages swapped out, {held} held"),
+        }
     }
     let (dev, wl, cat) = tiny();
     assert!(floe_sim::run_with_timeline(&dev, &wl, &cat, "lru-cfs", &RunOptions::default(), Nanos::ZERO, |_| true).is_err());

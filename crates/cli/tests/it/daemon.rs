@@ -462,6 +462,11 @@ fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_not
     // The background app reclaims within its 24 MiB limit all along (memory cgroup
     // reclaim, counted since 5.8 in /proc/vmstat's per-type totals); kswapd's CPU is read.
     assert!(sum("reclaimed_pages") > 0, "{text}");
+    // Of those, the anonymous pages, sent to swap (pgsteal_anon): the app's own
+    // touched pages, so some in all and in every row at most the row's reclaim.
+    let anon = |r: &Vec<&str>| r[col("reclaimed_anon_pages")].parse::<u64>().unwrap();
+    assert!(rows.iter().all(|r| anon(r) <= r[col("reclaimed_pages")].parse::<u64>().unwrap()), "{text}");
+    assert!(rows.iter().map(anon).sum::<u64>() > 0, "{text}");
     assert!(rows.iter().all(|r| r[col("cpu_ms_kswapd")].parse::<f64>().is_ok_and(|v| v >= 0.0)), "{text}");
     // The background app's page-touching loop shows as app CPU (its group's cpu.stat).
     let app_ms: f64 = rows.iter().map(|r| r[col("cpu_ms_app")].parse::<f64>().unwrap()).sum();

@@ -677,14 +677,16 @@ mod tests {
         assert!(e.starts_with("f.toml:1: field `timeline_ms`") && e.ends_with("got 5"), "{e}");
         // Linux 5.8+: the per-type totals count everything (here 20 pages of a memory
         // cgroup's own reclaim besides the machine's 110), direct only the machine's.
-        let new =
-            parse_flat("pgsteal_kswapd 100\npgsteal_direct 7\npgsteal_khugepaged 3\npgsteal_anon 80\npgsteal_file 50\npgscan_direct 90\n");
-        assert_eq!(pages_stolen(&new), (130, 7));
+        // Anonymous: pgsteal_anon where it is, else pswpout, else unknown.
+        let new = parse_flat(
+            "pgsteal_kswapd 100\npgsteal_direct 7\npgsteal_khugepaged 3\npgsteal_anon 80\npgsteal_file 50\npgscan_direct 90\npswpout 60\n",
+        );
+        assert_eq!(pages_stolen(&new), Stolen { all: 130, direct: 7, anon: Some(80) });
         // 4.8-5.7: one counter per reclaimer; before 4.8 one per zone.
-        let mid = parse_flat("pgsteal_kswapd 100\npgsteal_direct 7\npgscan_direct 90\n");
-        assert_eq!(pages_stolen(&mid), (107, 7));
+        let mid = parse_flat("pgsteal_kswapd 100\npgsteal_direct 7\npgscan_direct 90\npswpout 60\n");
+        assert_eq!(pages_stolen(&mid), Stolen { all: 107, direct: 7, anon: Some(60) });
         let old = parse_flat("pgsteal_kswapd_dma 1\npgsteal_kswapd_normal 20\npgsteal_direct_normal 4\npgsteal_direct_movable 1\n");
-        assert_eq!(pages_stolen(&old), (26, 5));
+        assert_eq!(pages_stolen(&old), Stolen { all: 26, direct: 5, anon: None });
         // A command with spaces and parentheses does not shift the fields.
         let stat = "45 (kswapd0) S 2 0 0 0 -1 2129984 0 0 0 0 17 4 0 0 20 0 1 0 13 0 0";
         assert_eq!(cpu_ticks(stat), Some(21));
@@ -693,7 +695,7 @@ mod tests {
         assert!(!kswapd_pids().is_empty(), "this kernel runs kswapd");
         // And on this machine's kernel, whose /proc/vmstat has them.
         let here = pages_stolen(&parse_flat(&std::fs::read_to_string("/proc/vmstat").unwrap()));
-        assert!(here.0 >= here.1);
+        assert!(here.all >= here.direct && here.anon.is_some_and(|a| a <= here.all), "{here:?}");
     }
 
     #[test]

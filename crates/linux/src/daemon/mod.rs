@@ -403,7 +403,7 @@ struct Timeline {
     next: Instant,
     c: Counters,
     /// Pages reclaimed in all and directly, machine-wide (/proc/vmstat).
-    steal: (u64, u64),
+    steal: Stolen,
     /// The kswapd threads (one per memory node) and their CPU time at the last row, ms.
     kswapd: Vec<i32>,
     kswapd_ms: f64,
@@ -1313,8 +1313,9 @@ impl Daemon {
             writeback_mib: mib(m.writeback.0),
             apps_alive: alive,
             apps_frozen: frozen,
-            reclaimed_pages: steal.0.saturating_sub(s0.0),
-            direct_reclaimed_pages: steal.1.saturating_sub(s0.1),
+            reclaimed_pages: steal.all.saturating_sub(s0.all),
+            direct_reclaimed_pages: steal.direct.saturating_sub(s0.direct),
+            reclaimed_anon_pages: steal.anon.zip(s0.anon).map(|(now, then)| now.saturating_sub(then)),
             refaults_fg_anon: c.refaults_fg_anon - c0.refaults_fg_anon,
             refaults_fg_file: c.refaults_fg_file - c0.refaults_fg_file,
             refaults_bg_anon: c.refaults_bg_anon - c0.refaults_bg_anon,

@@ -75,19 +75,34 @@ pub(super) fn kswapd_ms(pids: &[i32]) -> f64 {
     ticks as f64 * 1000.0 / hz
 }
 
-/// Pages reclaimed since boot, in all and by the machine's direct reclaim, from
-/// /proc/vmstat. In all: pgsteal_anon + pgsteal_file where the kernel has them (5.8+;
-/// they count every reclaim, a memory cgroup's limit and proactive reclaim included),
-/// else pgsteal_kswapd*, pgsteal_direct* and pgsteal_khugepaged* (per zone before 4.8).
-/// Direct: pgsteal_direct*, which counts only reclaim for the machine's own shortage.
-pub fn pages_stolen(vmstat: &BTreeMap<String, u64>) -> (u64, u64) {
+/// Pages reclaimed since boot ([`pages_stolen`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stolen {
+    /// In all.
+    pub all: u64,
+    /// By the machine's direct reclaim.
+    pub direct: u64,
+    /// Anonymous pages sent to swap; None where /proc/vmstat counts neither
+    /// pgsteal_anon nor pswpout.
+    pub anon: Option<u64>,
+}
+
+/// Pages reclaimed since boot, from /proc/vmstat. In all: pgsteal_anon + pgsteal_file
+/// where the kernel has them (5.8+; they count every reclaim, a memory cgroup's limit
+/// and proactive reclaim included), else pgsteal_kswapd*, pgsteal_direct* and
+/// pgsteal_khugepaged* (per zone before 4.8). Direct: pgsteal_direct*, which counts
+/// only reclaim for the machine's own shortage. Anonymous: pgsteal_anon, else pswpout
+/// (pages written to a swap device, zram included: the anonymous pages reclaimed less
+/// those dropped from the swap cache unwritten).
+pub fn pages_stolen(vmstat: &BTreeMap<String, u64>) -> Stolen {
     let sum = |pre: &str| vmstat.iter().filter(|(k, _)| k.starts_with(pre)).map(|(_, v)| v).sum::<u64>();
     let direct = sum("pgsteal_direct");
     let all = match (vmstat.get("pgsteal_anon"), vmstat.get("pgsteal_file")) {
         (Some(a), Some(f)) => a + f,
         _ => sum("pgsteal_kswapd") + direct + sum("pgsteal_khugepaged"),
     };
-    (all, direct)
+    let anon = vmstat.get("pgsteal_anon").or(vmstat.get("pswpout")).copied();
+    Stolen { all, direct, anon }
 }
 
 /// kswapd's pages scanned and reclaimed since boot, from /proc/vmstat: pgscan_kswapd*
@@ -103,7 +118,7 @@ pub fn kswapd_failed(before: (u64, u64), after: (u64, u64)) -> bool {
     after.0 > before.0 && after.1 == before.1
 }
 
-pub(super) fn read_stolen() -> (u64, u64) {
+pub(super) fn read_stolen() -> Stolen {
     read("/proc/vmstat").map(|t| pages_stolen(&parse_flat(&t))).unwrap_or_default()
 }
 

@@ -306,6 +306,7 @@ impl Sim {
             io_done = if waits { self.flash.submit(t, Op::Write, acc.flash_writes * 4096) } else { self.write_back(t, acc.flash_writes) };
         }
         self.c.reclaimed += acc.got as u64;
+        self.c.reclaimed_anon += acc.anon;
         self.c.scanned += acc.scanned;
         if acc.got > 0 {
             self.seal_arm();
@@ -344,6 +345,7 @@ impl Sim {
         }
         if self.drop_swap_cache(p) {
             acc.got += 1;
+            acc.anon += 1;
             return true;
         }
         if self.pages.is_anon(p) {
@@ -351,6 +353,7 @@ impl Sim {
             if !self.apps[app].swappable || !self.swap_possible() {
                 return false;
             }
+            acc.anon += 1;
             let tier = if self.zram_stored < self.zram_cap || self.setup.swap == SwapSetup::TwoLevel { Loc::Zram } else { Loc::Flash };
             if tier == Loc::Zram {
                 acc.compress += Nanos(self.compress_ns);

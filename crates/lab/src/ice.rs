@@ -1375,7 +1375,8 @@ mod tests {
             runs.push(record(wl, 8, Some(true), 0.0, 40.0 + 10.0 * k)); // Fig. 1's set
             runs.push(record(wl, 0, Some(false), 0.0, 60.0)); // BG-null
             runs.push(record(wl, 0, Some(false), 900.0, 20.0 + 5.0 * k)); // memtester
-                                                                          // Of the reclaims, the anonymous: the apps' 10, the balloon's 16.
+
+            // Of the reclaims, the anonymous: the apps' 10, the balloon's 16.
             let n = runs.len();
             (runs[n - 3].metrics.reclaimed_anon_pages, runs[n - 1].metrics.reclaimed_anon_pages) = (10, 16);
         }

@@ -402,7 +402,7 @@ struct Timeline {
     every: Duration,
     next: Instant,
     c: Counters,
-    /// Pages reclaimed in all and directly, machine-wide (/proc/vmstat).
+    /// Pages reclaimed in all, directly and anonymous, machine-wide (/proc/vmstat).
     steal: Stolen,
     /// The kswapd threads (one per memory node) and their CPU time at the last row, ms.
     kswapd: Vec<i32>,

@@ -905,7 +905,7 @@ fn slices_table(runs: &[RunRecord]) -> Table {
     };
     let mut slices: Vec<Slice> = runs
         .iter()
-        .filter(|r| fixed_set(r) && r.device == MOTIVATION_DEVICE && r.policy == "lru-cfs")
+        .filter(|r| fixed_set(r) && !ballooned(r) && r.device == MOTIVATION_DEVICE && r.policy == "lru-cfs")
         .flat_map(|r| rendering_slices(&r.slices))
         .collect();
     slices.sort_by_key(|s| s.bg_refaults);
@@ -1323,7 +1323,8 @@ mod tests {
         drawn.slices = (0..90).map(|k| second(k as f64, 5, 5000)).collect();
         // Memtester's run: three slices after its first frame, the first swapping pages
         // out, the second reclaiming file pages only, the third nothing.
-        let mut memtester = record(SCENARIOS[0].1, 0, Some(false), 900.0, 30.0);
+        // (Its runs carry the fixed set's flag too, as the real ones do.)
+        let mut memtester = record(SCENARIOS[0].1, 0, Some(true), 900.0, 30.0);
         memtester.slices.push(second(10.0, 7, 0));
         for k in 0..90u64 {
             let (reclaimed, anon) = [(5, 5), (3, 0), (0, 0)][k as usize / 30];

@@ -553,10 +553,9 @@ mod tests {
         misses
     }
 
-    fn temp_file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("floe-replay-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
+    /// Writes `bytes` to `name` in `dir`, a directory the test owns and removes.
+    fn temp_file(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
         path
     }
@@ -576,8 +575,9 @@ mod tests {
     /// sizes, on a Zipf(0.9) trace read back from an oracleGeneral file.
     #[test]
     fn replay_lru_matches_a_reference_lru() {
+        let dir = tempfile::tempdir().unwrap();
         let ids = zipf_ids(200_000, 20_000, 0.9, 7);
-        let path = temp_file("zipf.bin", &oracle_general(&ids, |_| 4096));
+        let path = temp_file(&dir, "zipf.bin", &oracle_general(&ids, |_| 4096));
         let trace = Trace::read(&path, TraceFormat::OracleGeneral).unwrap();
         assert_eq!(trace.pages.len(), ids.len());
         for cap in [1, 100, 2_500, 19_999, 40_000] {
@@ -591,14 +591,15 @@ mod tests {
     /// pages; size-zero records are skipped, as libCacheSim's reader skips them.
     #[test]
     fn both_formats_read_the_same_trace() {
+        let dir = tempfile::tempdir().unwrap();
         let ids = zipf_ids(5_000, 800, 0.9, 3);
-        let bin = temp_file("same.bin", &oracle_general(&ids, |t| if t % 10 == 9 { 0 } else { 1 }));
+        let bin = temp_file(&dir, "same.bin", &oracle_general(&ids, |t| if t % 10 == 9 { 0 } else { 1 }));
         let kept: Vec<u64> = ids.iter().enumerate().filter(|(t, _)| t % 10 != 9).map(|(_, &id)| id).collect();
         let mut csv = String::from("time,page\n");
         for (t, id) in kept.iter().enumerate() {
             csv.push_str(&format!("{t}, {id}\r\n"));
         }
-        let csv = temp_file("same.csv", csv.as_bytes());
+        let csv = temp_file(&dir, "same.csv", csv.as_bytes());
         let a = Trace::read(&bin, TraceFormat::of_path(&bin)).unwrap();
         let b = Trace::read(&csv, TraceFormat::of_path(&csv)).unwrap();
         assert_eq!((a.format, b.format), (TraceFormat::OracleGeneral, TraceFormat::Csv));
@@ -612,26 +613,27 @@ mod tests {
     /// A malformed trace is an error naming the file and the byte offset or line.
     #[test]
     fn malformed_traces_name_file_and_place() {
+        let dir = tempfile::tempdir().unwrap();
         let mut bytes = oracle_general(&[1, 2, 3], |_| 1);
         bytes.extend_from_slice(&[0; 10]);
-        let path = temp_file("short.bin", &bytes);
+        let path = temp_file(&dir, "short.bin", &bytes);
         let e = Trace::read(&path, TraceFormat::OracleGeneral).unwrap_err().to_string();
         assert!(e.contains("short.bin: byte offset 72: truncated record: 10 bytes left"), "{e}");
 
         let mut bytes = oracle_general(&[1, 2, 3], |_| 1);
         bytes[24 + 16..24 + 24].copy_from_slice(&(-7i64).to_le_bytes());
-        let path = temp_file("neg.bin", &bytes);
+        let path = temp_file(&dir, "neg.bin", &bytes);
         let e = Trace::read(&path, TraceFormat::OracleGeneral).unwrap_err().to_string();
         assert!(e.contains("neg.bin: byte offset 24: next access time -7"), "{e}");
 
-        let path = temp_file("z.bin", &[0x28, 0xb5, 0x2f, 0xfd, 0, 0]);
+        let path = temp_file(&dir, "z.bin", &[0x28, 0xb5, 0x2f, 0xfd, 0, 0]);
         let e = Trace::read(&path, TraceFormat::OracleGeneral).unwrap_err().to_string();
         assert!(e.contains("zstd"), "{e}");
 
-        let path = temp_file("bad.csv", b"time,page\n1,5\n\n# note\n2,x7\n");
+        let path = temp_file(&dir, "bad.csv", b"time,page\n1,5\n\n# note\n2,x7\n");
         let e = Trace::read(&path, TraceFormat::Csv).unwrap_err().to_string();
         assert!(e.ends_with("bad.csv:5: expected `time,page id` (a number, an unsigned integer), found `2,x7`"), "{e}");
-        let path = temp_file("three.csv", b"1,5,9\n");
+        let path = temp_file(&dir, "three.csv", b"1,5,9\n");
         let e = Trace::read(&path, TraceFormat::Csv).unwrap_err().to_string();
         assert!(e.contains("three.csv:1:"), "{e}");
         let e = Trace::read(Path::new("/nonexistent/t.bin"), TraceFormat::OracleGeneral).unwrap_err().to_string();

@@ -7,10 +7,9 @@ fn floe(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_floe")).args(args).output().expect("run floe")
 }
 
-fn temp_file(name: &str, bytes: &[u8]) -> String {
-    let dir = std::env::temp_dir().join(format!("floe-cli-replay-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+/// Writes `bytes` to `name` in `dir`, a directory the test owns and removes.
+fn temp_file(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> String {
+    let path = dir.path().join(name);
     std::fs::write(&path, bytes).unwrap();
     path.display().to_string()
 }
@@ -31,7 +30,8 @@ fn oracle_general(ids: &[u64]) -> Vec<u8> {
 /// 2 that 3 pushed out (a refault); the JSON says so with the trace's shape.
 #[test]
 fn replay_json_counts_an_lru_by_hand() {
-    let path = temp_file("hand.bin", &oracle_general(&[1, 2, 1, 3, 1, 2]));
+    let dir = tempfile::tempdir().unwrap();
+    let path = temp_file(&dir, "hand.bin", &oracle_general(&[1, 2, 1, 3, 1, 2]));
     let out = floe(&["replay", &path, "--cache-pages", "2", "--policy", "lru", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -42,7 +42,7 @@ fn replay_json_counts_an_lru_by_hand() {
     assert!((v["miss_ratio"].as_f64().unwrap() - 4.0 / 6.0).abs() < 1e-12);
     assert!(v["requests_per_s"].as_f64().unwrap() > 0.0);
     // The same requests as CSV, under the two-list model, in text.
-    let csv = temp_file("hand.csv", b"time,page\n0,1\n1,2\n2,1\n3,3\n4,1\n5,2\n");
+    let csv = temp_file(&dir, "hand.csv", b"time,page\n0,1\n1,2\n2,1\n3,3\n4,1\n5,2\n");
     let out = floe(&["replay", &csv, "--cache-pages", "2"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -57,15 +57,16 @@ fn replay_json_counts_an_lru_by_hand() {
 /// or the line; an unknown policy is a usage error.
 #[test]
 fn replay_errors_name_file_and_place() {
+    let dir = tempfile::tempdir().unwrap();
     let mut bytes = oracle_general(&[1, 2]);
     bytes.extend_from_slice(&[7; 5]);
-    let path = temp_file("cut.bin", &bytes);
+    let path = temp_file(&dir, "cut.bin", &bytes);
     let out = floe(&["replay", &path, "--cache-pages", "2"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("cut.bin: byte offset 48: truncated record: 5 bytes left"), "{err}");
 
-    let csv = temp_file("bad.csv", b"0,1\n1,-2\n");
+    let csv = temp_file(&dir, "bad.csv", b"0,1\n1,-2\n");
     let out = floe(&["replay", &csv, "--cache-pages", "2"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");

@@ -146,6 +146,11 @@ fn fixed_set(r: &RunRecord) -> bool {
     r.params.get("bg_fixed") == Some(&floe_core::Param::Bool(true))
 }
 
+/// A run of §2.2's BG-apps case: Fig. 1's fixed background set cached, no balloon.
+fn bg_apps_case(r: &RunRecord) -> bool {
+    fixed_set(r) && !ballooned(r) && r.params.get("bg_apps") != Some(&floe_core::Param::Int(0))
+}
+
 /// The run pinned memory away from apps (BG-memtester).
 fn ballooned(r: &RunRecord) -> bool {
     r.params.get("balloon_mib").is_some_and(|b| *b != floe_core::Param::Float(0.0))
@@ -814,7 +819,7 @@ pub(crate) fn motivation_table(runs: &[RunRecord]) -> Table {
                     && match which {
                         "null" => evaluation(r, MOTIVATION_DEVICE, wl, 0),
                         "memtester" => zero && ballooned(r),
-                        _ => fixed_set(r) && !zero,
+                        _ => bg_apps_case(r),
                     }
             },
             f,
@@ -905,7 +910,7 @@ fn slices_table(runs: &[RunRecord]) -> Table {
     };
     let mut slices: Vec<Slice> = runs
         .iter()
-        .filter(|r| fixed_set(r) && !ballooned(r) && r.device == MOTIVATION_DEVICE && r.policy == "lru-cfs")
+        .filter(|r| bg_apps_case(r) && r.device == MOTIVATION_DEVICE && r.policy == "lru-cfs")
         .flat_map(|r| rendering_slices(&r.slices))
         .collect();
     slices.sort_by_key(|s| s.bg_refaults);

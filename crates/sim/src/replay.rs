@@ -62,6 +62,17 @@ pub enum TraceError {
     Text { path: String, line: u64, msg: String },
     #[error("{path}: more than {max} distinct objects", max = u32::MAX - 1)]
     TooManyObjects { path: String },
+    #[error("{path}: no requests ({})", empty_why(*.skipped))]
+    Empty { path: String, skipped: u64 },
+}
+
+/// Why a trace has no requests, for [`TraceError::Empty`].
+fn empty_why(skipped: u64) -> String {
+    if skipped > 0 {
+        format!("its {skipped} records all have size 0")
+    } else {
+        "an empty trace".into()
+    }
 }
 
 /// A trace read into dense page ids.
@@ -90,6 +101,10 @@ impl Trace {
         }
         if ids.len() >= u32::MAX as usize {
             return Err(TraceError::TooManyObjects { path: name });
+        }
+        // A miss ratio of no requests is 0 / 0: say so rather than print one.
+        if pages.is_empty() {
+            return Err(TraceError::Empty { path: name, skipped });
         }
         Ok(Trace { format, pages, objects: ids.len() as u32, skipped })
     }
@@ -638,6 +653,17 @@ mod tests {
         assert!(e.contains("three.csv:1:"), "{e}");
         let e = Trace::read(Path::new("/nonexistent/t.bin"), TraceFormat::OracleGeneral).unwrap_err().to_string();
         assert!(e.starts_with("/nonexistent/t.bin: "), "{e}");
+
+        // No requests: an empty file, a header alone, records all of size 0.
+        let path = temp_file(&dir, "empty.bin", b"");
+        let e = Trace::read(&path, TraceFormat::OracleGeneral).unwrap_err().to_string();
+        assert!(e.ends_with("empty.bin: no requests (an empty trace)"), "{e}");
+        let path = temp_file(&dir, "header.csv", b"time,page\n\n");
+        let e = Trace::read(&path, TraceFormat::Csv).unwrap_err().to_string();
+        assert!(e.ends_with("header.csv: no requests (an empty trace)"), "{e}");
+        let path = temp_file(&dir, "zero.bin", &oracle_general(&[1, 2, 3], |_| 0));
+        let e = Trace::read(&path, TraceFormat::OracleGeneral).unwrap_err().to_string();
+        assert!(e.ends_with("zero.bin: no requests (its 3 records all have size 0)"), "{e}");
     }
 
     /// A loop over 20 % more pages than the cache: every request misses under both

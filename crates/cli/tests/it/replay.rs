@@ -72,6 +72,13 @@ fn replay_errors_name_file_and_place() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("bad.csv:2: expected `time,page id`"), "{err}");
 
+    let empty = temp_file(&dir, "empty.csv", b"time,page\n");
+    let out = floe(&["replay", &empty, "--cache-pages", "2"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("empty.csv: no requests (an empty trace)"), "{err}");
+    assert!(out.stdout.is_empty(), "no miss ratio for no requests");
+
     let out = floe(&["replay", &csv, "--cache-pages", "2", "--policy", "fifo"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("fifo"));

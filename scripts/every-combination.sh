@@ -6,7 +6,7 @@
 #   scripts/every-combination.sh [FLOE] [SECONDS]
 #
 # FLOE: the binary (default: target/release/floe, built if missing); SECONDS: the limit
-# of one run (default 300). One run at a time; about 40 minutes on one core.
+# of one run (default 300). One run at a time: 437 runs in 30 minutes on one core.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 floe=${1:-target/release/floe}

@@ -625,44 +625,39 @@ mod tests {
         assert_eq!(a.pages, Trace::from_ids(kept).pages);
     }
 
-    /// A malformed trace is an error naming the file and the byte offset or line.
+    /// A malformed or empty trace is an error naming the file and the byte offset or line.
     #[test]
     fn malformed_traces_name_file_and_place() {
         let dir = tempfile::tempdir().unwrap();
+        // The error reading `bytes` written to `name` in `format`.
+        let err = |name: &str, bytes: &[u8], format| Trace::read(&temp_file(&dir, name, bytes), format).unwrap_err().to_string();
+        let (bin, csv) = (TraceFormat::OracleGeneral, TraceFormat::Csv);
         let mut bytes = oracle_general(&[1, 2, 3], |_| 1);
         bytes.extend_from_slice(&[0; 10]);
-        let path = temp_file(&dir, "short.bin", &bytes);
-        let e = Trace::read(&path, TraceFormat::OracleGeneral).unwrap_err().to_string();
+        let e = err("short.bin", &bytes, bin);
         assert!(e.contains("short.bin: byte offset 72: truncated record: 10 bytes left"), "{e}");
 
         let mut bytes = oracle_general(&[1, 2, 3], |_| 1);
         bytes[24 + 16..24 + 24].copy_from_slice(&(-7i64).to_le_bytes());
-        let path = temp_file(&dir, "neg.bin", &bytes);
-        let e = Trace::read(&path, TraceFormat::OracleGeneral).unwrap_err().to_string();
+        let e = err("neg.bin", &bytes, bin);
         assert!(e.contains("neg.bin: byte offset 24: next access time -7"), "{e}");
 
-        let path = temp_file(&dir, "z.bin", &[0x28, 0xb5, 0x2f, 0xfd, 0, 0]);
-        let e = Trace::read(&path, TraceFormat::OracleGeneral).unwrap_err().to_string();
+        let e = err("z.bin", &[0x28, 0xb5, 0x2f, 0xfd, 0, 0], bin);
         assert!(e.contains("zstd"), "{e}");
 
-        let path = temp_file(&dir, "bad.csv", b"time,page\n1,5\n\n# note\n2,x7\n");
-        let e = Trace::read(&path, TraceFormat::Csv).unwrap_err().to_string();
+        let e = err("bad.csv", b"time,page\n1,5\n\n# note\n2,x7\n", csv);
         assert!(e.ends_with("bad.csv:5: expected `time,page id` (a number, an unsigned integer), found `2,x7`"), "{e}");
-        let path = temp_file(&dir, "three.csv", b"1,5,9\n");
-        let e = Trace::read(&path, TraceFormat::Csv).unwrap_err().to_string();
+        let e = err("three.csv", b"1,5,9\n", csv);
         assert!(e.contains("three.csv:1:"), "{e}");
-        let e = Trace::read(Path::new("/nonexistent/t.bin"), TraceFormat::OracleGeneral).unwrap_err().to_string();
+        let e = Trace::read(Path::new("/nonexistent/t.bin"), bin).unwrap_err().to_string();
         assert!(e.starts_with("/nonexistent/t.bin: "), "{e}");
 
         // No requests: an empty file, a header alone, records all of size 0.
-        let path = temp_file(&dir, "empty.bin", b"");
-        let e = Trace::read(&path, TraceFormat::OracleGeneral).unwrap_err().to_string();
+        let e = err("empty.bin", b"", bin);
         assert!(e.ends_with("empty.bin: no requests (an empty trace)"), "{e}");
-        let path = temp_file(&dir, "header.csv", b"time,page\n\n");
-        let e = Trace::read(&path, TraceFormat::Csv).unwrap_err().to_string();
+        let e = err("header.csv", b"time,page\n\n", csv);
         assert!(e.ends_with("header.csv: no requests (an empty trace)"), "{e}");
-        let path = temp_file(&dir, "zero.bin", &oracle_general(&[1, 2, 3], |_| 0));
-        let e = Trace::read(&path, TraceFormat::OracleGeneral).unwrap_err().to_string();
+        let e = err("zero.bin", &oracle_general(&[1, 2, 3], |_| 0), bin);
         assert!(e.ends_with("zero.bin: no requests (its 3 records all have size 0)"), "{e}");
     }
 

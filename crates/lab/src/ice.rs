@@ -151,6 +151,11 @@ fn bg_apps_case(r: &RunRecord) -> bool {
     fixed_set(r) && !ballooned(r) && r.params.get("bg_apps") != Some(&floe_core::Param::Int(0))
 }
 
+/// A run of §2.2's BG-memtester case: memtester's balloon, no app cached.
+fn memtester_case(r: &RunRecord) -> bool {
+    ballooned(r) && r.params.get("bg_apps") == Some(&floe_core::Param::Int(0))
+}
+
 /// The run pinned memory away from apps (BG-memtester).
 fn ballooned(r: &RunRecord) -> bool {
     r.params.get("balloon_mib").is_some_and(|b| *b != floe_core::Param::Float(0.0))
@@ -802,7 +807,6 @@ fn findings(t: &[Table]) -> Vec<Finding> {
 /// Fig. 1 and Fig. 2(a): what eight cached apps, or memtester holding as much memory,
 /// do to the foreground's frame rate and to reclaim and refaults, against BG-null.
 pub(crate) fn motivation_table(runs: &[RunRecord]) -> Table {
-    use floe_core::Param;
     let mut t = Table {
         title: "Fig. 1 / Fig. 2(a) (P20, LRU+CFS): BG-null, BG-memtester, BG-apps (Fig. 1's eight apps)".into(),
         unit: "fps; percent; pages per run".into(),
@@ -812,13 +816,12 @@ pub(crate) fn motivation_table(runs: &[RunRecord]) -> Table {
         mean_where(
             runs,
             |r| {
-                let zero = r.params.get("bg_apps") == Some(&Param::Int(0));
                 r.device == MOTIVATION_DEVICE
                     && r.workload == wl
                     && r.policy == "lru-cfs"
                     && match which {
                         "null" => evaluation(r, MOTIVATION_DEVICE, wl, 0),
-                        "memtester" => zero && ballooned(r),
+                        "memtester" => memtester_case(r),
                         _ => bg_apps_case(r),
                     }
             },
@@ -939,7 +942,7 @@ fn slices_table(runs: &[RunRecord]) -> Table {
     let share = |xs: &[Slice], f: &dyn Fn(&Slice) -> u64| 100.0 * xs.iter().filter(|s| f(s) > 0).count() as f64 / xs.len() as f64;
     let memtester: Vec<Slice> = runs
         .iter()
-        .filter(|r| ballooned(r) && r.device == MOTIVATION_DEVICE && r.policy == "lru-cfs")
+        .filter(|r| memtester_case(r) && r.device == MOTIVATION_DEVICE && r.policy == "lru-cfs")
         .flat_map(|r| rendering_slices(&r.slices))
         .collect();
     t.rows.push(Comparison { label: "BG-apps slices that reclaim %".into(), paper: None, ours: share(&slices, &|s| s.reclaims) });

@@ -54,7 +54,9 @@ impl TraceFormat {
 /// Errors reading a trace; each names the file and where in it.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    #[error("{path}: {source}")]
+    /// The file could not be read; the I/O error is the source (printed after the
+    /// path by a reader of the error chain).
+    #[error("{path}")]
     Io { path: String, source: std::io::Error },
     #[error("{path}: byte offset {offset}: {msg}")]
     Binary { path: String, offset: u64, msg: String },
@@ -649,8 +651,11 @@ mod tests {
         assert!(e.ends_with("bad.csv:5: expected `time,page id` (a number, an unsigned integer), found `2,x7`"), "{e}");
         let e = err("three.csv", b"1,5,9\n", csv);
         assert!(e.contains("three.csv:1:"), "{e}");
-        let e = Trace::read(Path::new("/nonexistent/t.bin"), bin).unwrap_err().to_string();
-        assert!(e.starts_with("/nonexistent/t.bin: "), "{e}");
+        // A file that cannot be opened: the path, with the I/O error as its source.
+        let e = Trace::read(Path::new("/nonexistent/t.bin"), bin).unwrap_err();
+        assert_eq!(e.to_string(), "/nonexistent/t.bin");
+        let source = std::error::Error::source(&e).expect("the I/O error").downcast_ref::<std::io::Error>();
+        assert_eq!(source.map(|s| s.kind()), Some(std::io::ErrorKind::NotFound), "{e:?}");
 
         // No requests: an empty file, a header alone, records all of size 0.
         let e = err("empty.bin", b"", bin);

@@ -79,6 +79,14 @@ fn replay_errors_name_file_and_place() {
     assert!(err.contains("empty.csv: no requests (an empty trace)"), "{err}");
     assert!(out.stdout.is_empty(), "no miss ratio for no requests");
 
+    // A file that is not there: its path, then the system's reason, once.
+    let gone = dir.path().join("gone.bin");
+    let out = floe(&["replay", gone.to_str().unwrap(), "--cache-pages", "2"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("gone.bin: {}", std::fs::File::open(&gone).unwrap_err())), "{err}");
+    assert_eq!(err.matches("(os error 2)").count(), 1, "the reason once: {err}");
+
     let out = floe(&["replay", &csv, "--cache-pages", "2", "--policy", "fifo"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("fifo"));

@@ -111,6 +111,37 @@ pub struct AppStats {
     pub swapped_mib: f64,
 }
 
+impl Metrics {
+    /// Sets the launch figures from `launches`, the run's measured launches in order:
+    /// the counts by kind; the latencies' mean, population standard deviation, total,
+    /// median and 95th percentile (the nearest rank of the sorted latencies); and the
+    /// warm launches' mean, the switch time. All 0 without launches. The simulator and
+    /// the daemon compute them here, the same way.
+    pub fn set_launches(&mut self, launches: &[LaunchLog]) {
+        let mut lat: Vec<f64> = launches.iter().map(|l| l.ms).collect();
+        let n = lat.len() as f64;
+        let mean = if lat.is_empty() { 0.0 } else { lat.iter().sum::<f64>() / n };
+        let stddev = if lat.is_empty() { 0.0 } else { (lat.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt() };
+        lat.sort_by(f64::total_cmp);
+        let pct = |q: f64| {
+            if lat.is_empty() {
+                0.0
+            } else {
+                lat[((q * (lat.len() - 1) as f64).round() as usize).min(lat.len() - 1)]
+            }
+        };
+        let warm: Vec<f64> = launches.iter().filter(|l| l.kind == crate::LaunchKind::Warm).map(|l| l.ms).collect();
+        self.launches_cold = launches.iter().filter(|l| l.kind == crate::LaunchKind::Cold).count() as u64;
+        self.launches_warm = warm.len() as u64;
+        self.launch_ms_mean = mean;
+        self.launch_ms_p50 = pct(0.5);
+        self.launch_ms_p95 = pct(0.95);
+        self.launch_ms_stddev = stddev;
+        self.launch_ms_total = lat.iter().sum();
+        self.switch_ms_mean = if warm.is_empty() { 0.0 } else { warm.iter().sum::<f64>() / warm.len() as f64 };
+    }
+}
+
 impl RunRecord {
     /// A run of `policy` on `device` and `workload` with `seed` that has recorded nothing
     /// yet: no parameters, zero metrics, no launches, kills or slices.
@@ -280,4 +311,31 @@ pub enum Param {
     Float(f64),
     Text(String),
     Bool(bool),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LaunchKind::{Cold, Warm};
+
+    #[test]
+    fn launch_figures_count_kinds_and_rank_the_latencies() {
+        let mut m = Metrics::default();
+        let launches: Vec<LaunchLog> = [(Cold, 900.0), (Warm, 100.0), (Warm, 300.0), (Cold, 700.0), (Warm, 200.0)]
+            .iter()
+            .map(|&(k, ms)| LaunchLog::new("a", k, ms, 0))
+            .collect();
+        m.set_launches(&launches);
+        assert_eq!((m.launches_cold, m.launches_warm), (2, 3));
+        assert_eq!((m.launch_ms_mean, m.launch_ms_total, m.switch_ms_mean), (440.0, 2200.0, 200.0));
+        // Sorted 100, 200, 300, 700, 900: the median the third, the 95th percentile the
+        // nearest rank, round(0.95 x 4) = 4, the fifth.
+        assert_eq!((m.launch_ms_p50, m.launch_ms_p95), (300.0, 900.0));
+        let var = [900.0f64, 100.0, 300.0, 700.0, 200.0].iter().map(|x| (x - 440.0).powi(2)).sum::<f64>() / 5.0;
+        assert_eq!(m.launch_ms_stddev, var.sqrt());
+        // None: every launch figure 0, the rest untouched.
+        let mut m = Metrics { fps: 30.0, launch_ms_p95: 5.0, ..Metrics::default() };
+        m.set_launches(&[]);
+        assert_eq!(m, Metrics { fps: 30.0, ..Metrics::default() });
+    }
 }

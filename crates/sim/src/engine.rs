@@ -2186,19 +2186,6 @@ impl Sim {
     fn record(&self) -> RunRecord {
         let d = |a: u64, b: u64| a - b;
         let (c, b) = (&self.c, &self.base);
-        let mut lat: Vec<f64> = self.launches.iter().map(|l| l.ms).collect();
-        let n = lat.len() as f64;
-        let mean = if lat.is_empty() { 0.0 } else { lat.iter().sum::<f64>() / n };
-        let stddev = if lat.is_empty() { 0.0 } else { (lat.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt() };
-        lat.sort_by(f64::total_cmp);
-        let pct = |q: f64| {
-            if lat.is_empty() {
-                0.0
-            } else {
-                lat[((q * (lat.len() - 1) as f64).round() as usize).min(lat.len() - 1)]
-            }
-        };
-        let warm: Vec<f64> = self.launches.iter().filter(|l| l.kind == LaunchKind::Warm).map(|l| l.ms).collect();
         let rounds = self.workload.rounds;
         let caching = if rounds > 1 {
             self.launches.iter().filter(|l| l.kind == LaunchKind::Warm && l.round > 0).count() as f64 / (rounds - 1) as f64
@@ -2207,19 +2194,11 @@ impl Sim {
         };
         let use_s = self.use_ns as f64 / 1e9;
         let (frames, alerts) = (d(c.frames, b.frames), d(c.janky, b.janky));
-        let metrics = Metrics {
+        let mut metrics = Metrics {
             fps: if use_s > 0.0 { frames as f64 / use_s } else { 0.0 },
             ria: if frames > 0 { alerts as f64 / frames as f64 } else { 0.0 },
             interaction_alerts: alerts,
             frames,
-            launches_cold: self.launches.iter().filter(|l| l.kind == LaunchKind::Cold).count() as u64,
-            launches_warm: warm.len() as u64,
-            launch_ms_mean: mean,
-            launch_ms_p50: pct(0.5),
-            launch_ms_p95: pct(0.95),
-            launch_ms_stddev: stddev,
-            launch_ms_total: lat.iter().sum(),
-            switch_ms_mean: if warm.is_empty() { 0.0 } else { warm.iter().sum::<f64>() / warm.len() as f64 },
             caching_capability: caching,
             refaults_fg_anon: d(c.refaults[1][0], b.refaults[1][0]),
             refaults_fg_file: d(c.refaults[1][1], b.refaults[1][1]),
@@ -2240,7 +2219,9 @@ impl Sim {
             cpu_ms_prepage: d(c.cpu_prepage_ns, b.cpu_prepage_ns) as f64 / 1e6,
             prepage_precision: self.asap.as_ref().and_then(|s| s.precision()),
             prepage_recall: self.asap.as_ref().and_then(|s| s.recall()),
+            ..Metrics::default()
         };
+        metrics.set_launches(&self.launches);
         RunRecord {
             policy: self.policy.as_ref().map_or("?", |p| p.name()).to_string(),
             device: self.device.name.clone(),

@@ -54,10 +54,11 @@ impl TraceFormat {
 /// Errors reading a trace; each names the file and where in it.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    /// The file could not be read; the I/O error is the source (printed after the
-    /// path by a reader of the error chain).
-    #[error("{path}")]
-    Io { path: String, source: std::io::Error },
+    /// The file could not be read. `err` is not a `source`: the message carries it, and
+    /// a source would be printed a second time where errors are shown with their chain
+    /// (`floe: error:`), as floe-linux's errors do.
+    #[error("{path}: {err}")]
+    Io { path: String, err: std::io::Error },
     #[error("{path}: byte offset {offset}: {msg}")]
     Binary { path: String, offset: u64, msg: String },
     #[error("{path}:{line}: {msg}")]
@@ -93,7 +94,7 @@ impl Trace {
     /// Reads `path` in `format`.
     pub fn read(path: &Path, format: TraceFormat) -> Result<Trace, TraceError> {
         let name = path.display().to_string();
-        let file = std::fs::File::open(path).map_err(|source| TraceError::Io { path: name.clone(), source })?;
+        let file = std::fs::File::open(path).map_err(|err| TraceError::Io { path: name.clone(), err })?;
         let mut ids = IdMap::new();
         let mut pages = Vec::new();
         let mut skipped = 0;
@@ -128,7 +129,7 @@ fn fill(file: &mut std::fs::File, buf: &mut [u8], path: &str) -> Result<usize, T
             Ok(0) => break,
             Ok(k) => n += k,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(source) => return Err(TraceError::Io { path: path.into(), source }),
+            Err(err) => return Err(TraceError::Io { path: path.into(), err }),
         }
     }
     Ok(n)
@@ -188,7 +189,7 @@ fn read_oracle_general(
 
 fn read_csv(mut file: std::fs::File, path: &str, ids: &mut IdMap, pages: &mut Vec<u32>) -> Result<(), TraceError> {
     let mut text = Vec::new();
-    file.read_to_end(&mut text).map_err(|source| TraceError::Io { path: path.into(), source })?;
+    file.read_to_end(&mut text).map_err(|err| TraceError::Io { path: path.into(), err })?;
     let mut batch = Vec::with_capacity(1 << 16);
     let (mut seen_data, mut seen_header) = (false, false);
     for (i, line) in text.split(|&b| b == b'\n').enumerate() {
@@ -651,11 +652,12 @@ mod tests {
         assert!(e.ends_with("bad.csv:5: expected `time,page id` (a number, an unsigned integer), found `2,x7`"), "{e}");
         let e = err("three.csv", b"1,5,9\n", csv);
         assert!(e.contains("three.csv:1:"), "{e}");
-        // A file that cannot be opened: the path, with the I/O error as its source.
+        // A file that cannot be opened: the path and the system's reason, once (no
+        // source to print again).
         let e = Trace::read(Path::new("/nonexistent/t.bin"), bin).unwrap_err();
-        assert_eq!(e.to_string(), "/nonexistent/t.bin");
-        let source = std::error::Error::source(&e).expect("the I/O error").downcast_ref::<std::io::Error>();
-        assert_eq!(source.map(|s| s.kind()), Some(std::io::ErrorKind::NotFound), "{e:?}");
+        let reason = std::fs::File::open("/nonexistent/t.bin").unwrap_err();
+        assert_eq!(e.to_string(), format!("/nonexistent/t.bin: {reason}"));
+        assert!(std::error::Error::source(&e).is_none(), "{e:?}");
 
         // No requests: an empty file, a header alone, records all of size 0.
         let e = err("empty.bin", b"", bin);

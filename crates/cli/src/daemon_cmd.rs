@@ -25,6 +25,12 @@ pub struct DaemonArgs {
     /// config says), the columns of `floe sim --timeline` (overrides the config).
     #[arg(long, value_name = "FILE")]
     pub timeline: Option<String>,
+    /// Write the run to FILE when the daemon stops: one JSON object as `floe sim --json`
+    /// prints a run, with what the kernel and the daemon counted (refaults, reclaim,
+    /// kills, freezes, thaws, zram, CPU, launches); `floe ctl run` prints it at any time
+    /// (overrides the config's `run_json`).
+    #[arg(long, value_name = "FILE")]
+    pub run_json: Option<String>,
     /// Internal: supervise daemon PID and thaw its apps when it exits.
     #[arg(long, hide = true)]
     pub supervise: Option<i32>,
@@ -57,6 +63,9 @@ pub fn run(a: DaemonArgs, prefix: &[&str]) -> Result<()> {
         cfg.dry_run |= a.dry_run;
         if let Some(t) = a.timeline {
             cfg.timeline = Some(t.into());
+        }
+        if let Some(r) = a.run_json {
+            cfg.run_json = Some(r.into());
         }
         let exe = std::env::current_exe()?;
         let mut d = floe_linux::daemon::Daemon::new(cfg, Some((&exe, prefix)))?;

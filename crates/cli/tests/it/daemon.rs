@@ -474,7 +474,26 @@ fn ice_freezes_the_refaulting_background_app_ctl_thaws_it_and_sigkill_leaves_not
     let last = rows.last().unwrap();
     assert_eq!((last[col("fg_app")], last[col("apps_alive")], last[col("apps_frozen")]), ("fg", "2", "1"), "{text}");
 
-    // (3) SIGKILL the daemon while bg is frozen: the supervisor thaws it within 1 s.
+    // (3) `floe ctl run`: the run so far as the simulator records one, with the same
+    // metric keys, counting what the timeline's rows add up to since its start.
+    let run: serde_json::Value = serde_json::from_str(&ctl(&sock, &["run"])).unwrap();
+    let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&run["metrics"]), keys(&serde_json::to_value(floe_core::Metrics::default()).unwrap()), "{run}");
+    assert_eq!(
+        (run["policy"].as_str(), run["workload"].as_str(), run["params"]["apps"].as_u64()),
+        (Some("ice"), Some("live"), Some(2)),
+        "{run}"
+    );
+    let metric = |k: &str| run["metrics"][k].as_f64().unwrap_or_else(|| panic!("{k}: {run}"));
+    assert!(metric("freezes") >= sum("freezes") as f64 && metric("thaws") >= 1.0, "{run}");
+    assert!(metric("refaults_bg_anon") + metric("refaults_bg_file") > 0.0, "{run}");
+    assert!(metric("reclaimed_pages") > 0.0 && metric("reclaimed_anon_pages") <= metric("reclaimed_pages"), "{run}");
+    assert!(metric("cpu_ms_app") > 0.0 && metric("cpu_ms_kswapd") >= 0.0, "{run}");
+    let not_measured = run["params"]["not_measured"].as_str().unwrap();
+    assert!(not_measured.split(' ').all(|k| run["metrics"][k].as_f64().unwrap_or(0.0) == 0.0), "{run}");
+    assert!(not_measured.contains("fps") && not_measured.contains("flash_read_bytes"), "{run}");
+
+    // (4) SIGKILL the daemon while bg is frozen: the supervisor thaws it within 1 s.
     let killed = Instant::now();
     c.procs[0].kill().unwrap();
     c.procs[0].wait().unwrap();
@@ -1015,12 +1034,17 @@ fn an_adopted_uid_pid_layout_is_frozen_at_the_uid_level_and_left_as_it_was() {
 fn a_clean_stop_removes_floes_empty_groups_and_keeps_busy_ones() {
     let _alone = crate::alone();
     let mut it = itest("groups", false);
-    it.ice_config(&["gone", "busy"], "");
+    let run_json = format!("/tmp/{}.json", it.tag);
+    it.ice_config(&["gone", "busy"], &format!("run_json = \"{run_json}\"\n"));
     let Itest { tag, v2, mem, sock, cfg, mut c, .. } = it;
+    c.files.push(PathBuf::from(&run_json));
     let (mut daemon, lines) = start_daemon(&cfg, "policy ice, 2 apps");
     let mut gone = sleeper(&format!("{tag}-gone"));
     c.procs.push(sleeper(&format!("{tag}-busy")));
     wait_adopted(&sock, 2);
+    // A launch the user saw end after 120 ms, for the run's record.
+    ctl(&sock, &["fg", "busy"]);
+    ctl(&sock, &["launch-done", "busy", "120"]);
     gone.kill().unwrap();
     gone.wait().unwrap();
     let procs = |d: &Path| std::fs::read_to_string(d.join("cgroup.procs")).unwrap_or_default();
@@ -1035,6 +1059,18 @@ fn a_clean_stop_removes_floes_empty_groups_and_keeps_busy_ones() {
     std::thread::sleep(Duration::from_millis(100));
     let said = lines.lock().unwrap().join("\n");
     assert!(said.contains("kept") && said.contains(&format!("{tag}/busy")), "{said}");
+    // The run's record, written as it stopped: the one launch, nothing frozen or killed.
+    assert!(said.contains(&format!("run: written to {run_json}")), "{said}");
+    let run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&run_json).unwrap()).unwrap();
+    let m = &run["metrics"];
+    assert_eq!(run["policy"].as_str(), Some("ice"), "{run}");
+    assert_eq!(
+        (m["launches_cold"].as_u64().unwrap() + m["launches_warm"].as_u64().unwrap(), m["launch_ms_mean"].as_f64()),
+        (1, Some(120.0)),
+        "{run}"
+    );
+    assert_eq!((m["kills"].as_u64(), m["freezes"].as_u64()), (Some(0), Some(0)), "{run}");
+    assert!(run["params"]["duration_s"].as_f64().is_some_and(|s| s > 0.0), "{run}");
 }
 
 /// A policy without swap (stock Android) keeps its apps out of the machine's zram: each

@@ -89,6 +89,11 @@ pub struct Config {
     pub timeline: Option<PathBuf>,
     #[serde(default = "default_timeline_ms")]
     pub timeline_ms: u64,
+    /// Write the run here when the daemon stops: one JSON object in `floe sim --json`'s
+    /// schema (DESIGN.md's metrics), what the kernel and the daemon counted since the
+    /// first sample (`floe ctl run` prints it at any time). Replaced, not appended to.
+    #[serde(default)]
+    pub run_json: Option<PathBuf>,
     /// Emergency margin, in MiB: when free memory (of the budget, or the machine's)
     /// falls below it, the daemon kills at once, whatever the policy, the highest
     /// oom_adj app that is not the foreground (default: 32 MiB, or an eighth of a
@@ -307,6 +312,9 @@ impl Config {
         }
         if let Some(m) = c.timeline.as_deref().and_then(|t| not_a(t, "regular file", |t| t.is_file())) {
             return err("timeline", m);
+        }
+        if let Some(m) = c.run_json.as_deref().and_then(|t| not_a(t, "regular file", |t| t.is_file())) {
+            return err("run_json", m);
         }
         if !(10..=60_000).contains(&c.sample_ms) {
             return err("sample_ms", format!("must be 10..=60000, got {}", c.sample_ms));
@@ -596,6 +604,8 @@ mod tests {
             ("state_db = \"\"\n".into(), 1, "state_db", "must be a path"),
             (format!("timeline = \"{l}\"\n"), 1, "timeline", "symbolic link"),
             ("timeline = \"/dev/null\"\n".into(), 1, "timeline", "not a regular file"),
+            (format!("run_json = \"{l}\"\n"), 1, "run_json", "symbolic link"),
+            (format!("\nrun_json = \"{d}\"\n"), 2, "run_json", "not a regular file"),
             ("policy = \"ice\"\nsample_ms = 0\n".into(), 2, "sample_ms", "10..=60000"),
             ("idle_sample_ms = 1\n".into(), 1, "idle_sample_ms", "got 1"),
             ("discover_ms = 18446744073709551615\n".into(), 1, "discover_ms", "too large"),

@@ -553,6 +553,8 @@ pub(super) enum Request<'a> {
     Status,
     Apps,
     Metrics,
+    /// The run so far as `floe sim --json` prints a run (JSON).
+    Run,
     /// Page APP's anonymous memory out (MIB of it, if given).
     Reclaim(&'a str, Option<&'a str>),
     /// Read APP's swapped-out memory back ahead of use (MIB of it, if given).
@@ -569,12 +571,13 @@ impl<'a> Request<'a> {
             ["status"] => Ok(Request::Status),
             ["apps"] => Ok(Request::Apps),
             ["metrics"] => Ok(Request::Metrics),
+            ["run"] => Ok(Request::Run),
             ["reclaim", app] => Ok(Request::Reclaim(app, None)),
             ["reclaim", app, mib] => Ok(Request::Reclaim(app, Some(mib))),
             ["prepage", app] => Ok(Request::Prepage(app, None)),
             ["prepage", app, mib] => Ok(Request::Prepage(app, Some(mib))),
             _ => Err(format!(
-                "unknown request `{}` (fg APP, launch-done APP [MS], status, apps, metrics, reclaim APP [MIB], prepage APP [MIB])",
+                "unknown request `{}` (fg APP, launch-done APP [MS], status, apps, metrics, run, reclaim APP [MIB], prepage APP [MIB])",
                 line.trim()
             )),
         }
@@ -615,10 +618,11 @@ mod tests {
         assert_eq!(Request::parse("launch-done browser"), Ok(Request::LaunchDone("browser", None)));
         assert_eq!(Request::parse("launch-done browser 420"), Ok(Request::LaunchDone("browser", Some("420"))));
         assert_eq!(Request::parse(" status "), Ok(Request::Status));
+        assert_eq!(Request::parse("run"), Ok(Request::Run));
         assert_eq!(Request::parse("reclaim maps"), Ok(Request::Reclaim("maps", None)));
         assert_eq!(Request::parse("reclaim maps 64"), Ok(Request::Reclaim("maps", Some("64"))));
         assert_eq!(Request::parse("prepage maps 8"), Ok(Request::Prepage("maps", Some("8"))));
-        for bad in ["fg", "fg a b", "status now", "bogus", "", "launch-done a 1 2", "reclaim", "prepage a 1 2"] {
+        for bad in ["fg", "fg a b", "status now", "run all", "bogus", "", "launch-done a 1 2", "reclaim", "prepage a 1 2"] {
             assert!(Request::parse(bad).unwrap_err().contains("unknown request"), "{bad:?}");
         }
         let e = ctl(Path::new("/nonexistent/floe.sock"), "status").unwrap_err().to_string();

@@ -32,6 +32,7 @@ mod kfile;
 mod observe;
 mod pageout;
 mod procs;
+mod record;
 mod saver;
 pub use config::*;
 pub use control::*;
@@ -39,6 +40,8 @@ use kfile::*;
 pub use observe::*;
 use pageout::*;
 pub use procs::*;
+use record::RunStart;
+pub use record::NOT_MEASURED;
 use saver::*;
 
 const T: Duration = Duration::from_secs(2);
@@ -330,6 +333,10 @@ pub struct Daemon {
     emergency: Pages,
     scanner: ProcScanner,
     timeline: Option<Timeline>,
+    /// Where the run `floe ctl run` and `run_json` report starts.
+    run_start: RunStart,
+    /// The launches `floe ctl launch-done` ended, in order.
+    launches: Vec<floe_core::LaunchLog>,
     /// The files each sample reads, kept open ([`KFile`]): /proc/meminfo and zram's,
     /// the budget's charge and memory.stat (and whether v1's), /proc/stat, /proc/vmstat.
     mem_files: MemFiles,
@@ -447,8 +454,8 @@ impl Timeline {
 impl Daemon {
     /// Sets up the groups, thaws what a previous floe left frozen, starts the supervisor
     /// and the control socket. What is checked or opened before anything on the system
-    /// changes: the policy, the socket (its path is bound first), the state database and
-    /// the timeline. A start-up that fails after making groups removes the ones it made.
+    /// changes: the policy, the socket (its path is bound first), the state database, the
+    /// timeline and where the run's record goes. A start-up that fails after making groups removes the ones it made.
     /// In a dry run no group is made, thawed, limited or filled: the apps are the
     /// processes the rules match, observed in place.
     ///
@@ -470,6 +477,9 @@ impl Daemon {
             Some(path) => Some(Timeline::open(path, cfg.timeline_ms)?),
             None => None,
         };
+        if let Some(path) = &cfg.run_json {
+            record::check_run_json(path)?;
+        }
         let mut made = Vec::new();
         let r = Daemon::start(cfg, hier, policy, setup, store, timeline, ctl, supervisor, &mut made);
         if r.is_err() {
@@ -622,6 +632,8 @@ impl Daemon {
             busy_until: Instant::now(),
             scanner: ProcScanner::with_events(),
             timeline: None,
+            run_start: RunStart::now(Counters::default(), None),
+            launches: Vec::new(),
             min_free_kb: read("/proc/sys/vm/min_free_kbytes").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0),
             kswapd_vm: (0, 0),
             kswapd_failing: false,
@@ -662,6 +674,8 @@ impl Daemon {
         let frozen = session.as_deref().map(|s| d.restore_session(s)).unwrap_or_default();
         d.sample(true);
         d.pending.clear();
+        // The run's counts, like the timeline's, start after the first sample.
+        d.run_start = RunStart::now(d.c, d.apps_cpu_us());
         if let Some(mut t) = timeline {
             // Counts start from here, not from what the first sample found.
             t.c = d.c;
@@ -1644,6 +1658,7 @@ impl Daemon {
             }
             None => Nanos(since.elapsed().as_nanos() as u64),
         };
+        self.launches.push(floe_core::LaunchLog::new(name, kind, latency.0 as f64 / 1e6, 0));
         self.pending.push(Event::LaunchDone { app: AppId(i as u16), kind, latency });
         self.end_switch(Some(i));
         self.dispatch();
@@ -1745,7 +1760,7 @@ impl Daemon {
     fn handle_request(&mut self, req: CtlRequest) {
         let CtlRequest { line, uid, reply } = req;
         let request = Request::parse(&line);
-        if !matches!(request, Ok(Request::Metrics | Request::Apps)) {
+        if !matches!(request, Ok(Request::Metrics | Request::Apps | Request::Run)) {
             // Answered, and acted on, with the apps as they are now.
             self.fresh_apps();
         }
@@ -1765,6 +1780,7 @@ impl Daemon {
             Ok(Request::Status) => Ok(self.status()),
             Ok(Request::Apps) => Ok(self.apps.iter().map(|a| format!("{}\n", a.rule.name)).collect()),
             Ok(Request::Metrics) => Ok(self.metrics()),
+            Ok(Request::Run) => Ok(serde_json::to_string_pretty(&self.run_record()).expect("a run record serializes") + "\n"),
             Ok(Request::Reclaim(app, mib)) => return self.manual(reply, app, mib, false),
             Ok(Request::Prepage(app, mib)) => return self.manual(reply, app, mib, true),
             Err(e) => Err(e),
@@ -2008,7 +2024,22 @@ impl Daemon {
             }
         }
         self.save_state();
-        let r = self.stop_all();
+        // The run's record, written before the apps are thawed and their groups go (the
+        // apps' CPU is read from them).
+        let record = match self.cfg.run_json.clone() {
+            Some(path) => match self.write_run(&path) {
+                Ok(()) => {
+                    self.log(&format!("run: written to {}", path.display()));
+                    Ok(())
+                }
+                Err(e) => {
+                    self.log(&format!("run: {e}"));
+                    Err(e)
+                }
+            },
+            None => Ok(()),
+        };
+        let r = self.stop_all().and(record);
         // The last save, written meanwhile, is waited for, within a bound.
         if let Some(s) = self.saver.as_mut() {
             if !s.finish(SAVE_ON_EXIT) {

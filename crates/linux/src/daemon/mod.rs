@@ -41,7 +41,6 @@ pub use observe::*;
 use pageout::*;
 pub use procs::*;
 use record::RunStart;
-pub use record::NOT_MEASURED;
 use saver::*;
 
 const T: Duration = Duration::from_secs(2);
@@ -455,8 +454,8 @@ impl Daemon {
     /// Sets up the groups, thaws what a previous floe left frozen, starts the supervisor
     /// and the control socket. What is checked or opened before anything on the system
     /// changes: the policy, the socket (its path is bound first), the state database, the
-    /// timeline and where the run's record goes. A start-up that fails after making groups removes the ones it made.
-    /// In a dry run no group is made, thawed, limited or filled: the apps are the
+    /// timeline and where the run's record goes. A start-up that fails after making
+    /// groups removes the ones it made. In a dry run no group is made, thawed, limited or filled: the apps are the
     /// processes the rules match, observed in place.
     ///
     /// The supervisor is `supervisor`'s executable run with its words, then
@@ -1780,7 +1779,7 @@ impl Daemon {
             Ok(Request::Status) => Ok(self.status()),
             Ok(Request::Apps) => Ok(self.apps.iter().map(|a| format!("{}\n", a.rule.name)).collect()),
             Ok(Request::Metrics) => Ok(self.metrics()),
-            Ok(Request::Run) => Ok(serde_json::to_string_pretty(&self.run_record()).expect("a run record serializes") + "\n"),
+            Ok(Request::Run) => Ok(self.run_json()),
             Ok(Request::Reclaim(app, mib)) => return self.manual(reply, app, mib, false),
             Ok(Request::Prepage(app, mib)) => return self.manual(reply, app, mib, true),
             Err(e) => Err(e),

@@ -13,7 +13,7 @@ use std::time::Instant;
 /// own processes are the simulator's; flash traffic is not told apart from other block
 /// I/O (zram's included) in /proc/vmstat; compression runs inside kswapd's and the
 /// apps' CPU time; the prepagers count pages, not their CPU or precision.
-pub const NOT_MEASURED: &str = "fps ria interaction_alerts frames caching_capability refaults_system flash_read_bytes \
+pub(super) const NOT_MEASURED: &str = "fps ria interaction_alerts frames caching_capability refaults_system flash_read_bytes \
 flash_write_bytes cpu_ms_compress cpu_ms_prepage prepage_precision prepage_recall";
 
 /// Where the run starts: the daemon's counters and the kernel's, after the first sample.
@@ -75,13 +75,17 @@ impl Daemon {
         r
     }
 
-    /// Writes [`Daemon::run_record`] to `path` as one JSON object, replacing what it
-    /// held; never through a symbolic link (the daemon runs as root).
+    /// [`Daemon::run_record`] as `floe sim --json` prints a run, with a final newline.
+    pub(super) fn run_json(&self) -> String {
+        serde_json::to_string_pretty(&self.run_record()).expect("a run record serializes") + "\n"
+    }
+
+    /// Writes [`Daemon::run_json`] to `path`, replacing what it held; never through a
+    /// symbolic link (the daemon runs as root).
     pub(super) fn write_run(&self, path: &Path) -> Result<()> {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
-        let mut text = serde_json::to_string_pretty(&self.run_record()).expect("a run record serializes");
-        text.push('\n');
+        let text = self.run_json();
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .write(true)

@@ -149,7 +149,8 @@ enum Cmd {
     Daemon(daemon_cmd::DaemonArgs),
     /// Talk to a running daemon: `fg APP` (APP comes to the foreground: a launch
     /// begins), `launch-done APP [MS]` (its first frame is up, after MS ms or the time
-    /// since `fg`), `status`, `apps`, `metrics` (OpenMetrics text), `reclaim APP [MIB]`
+    /// since `fg`), `status`, `apps`, `metrics` (OpenMetrics text), `run` (the run so
+    /// far as `floe sim --json` prints one, JSON), `reclaim APP [MIB]`
     /// (page APP's anonymous memory out to swap, MIB of it or all; not the foreground
     /// app) and `prepage APP [MIB]` (read its swapped-out memory back ahead of use), each
     /// through the daemon's guard, replying with what it did (64 MiB a sample: the reply

@@ -56,6 +56,7 @@ def test_bad_input_is_a_value_error_naming_it():
 
 def test_a_sweep_on_dask_is_the_clis_sweep_in_shards(cli, tmp_path):
     distributed = pytest.importorskip("distributed")
+    dask = pytest.importorskip("dask")
     spec = tiny_sweep(tmp_path / "grid.toml", ["lru-cfs", "android-lmk", "ice", "seal:k=1:mu=0.5", "zswap"], seeds=4)
     keys = floe.runs(spec)
     assert len(keys) == 40
@@ -69,11 +70,17 @@ def test_a_sweep_on_dask_is_the_clis_sweep_in_shards(cli, tmp_path):
     cli("sweep", "merge", "--spec", spec, *shards, "-o", tmp_path / "merged.jsonl")
     cli("sweep", "merge", "--spec", spec, *shards, "-o", tmp_path / "merged.csv")
 
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        with distributed.Client(cluster) as client:
-            df = floe.sweep(spec, executor=client.get_executor(), out=tmp_path / "dask.jsonl")
-            # The runs went to both worker processes.
-            assert len(client.scheduler_info()["workers"]) == 2
+    # Dask's scratch space (its lock files and the workers' folders) in the test's own
+    # folder, not in the system's temporary directory, where it would stay.
+    scratch = str(tmp_path / "dask")
+    with dask.config.set({"temporary-directory": scratch}):
+        with distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, local_directory=scratch
+        ) as cluster:
+            with distributed.Client(cluster) as client:
+                df = floe.sweep(spec, executor=client.get_executor(), out=tmp_path / "dask.jsonl")
+                # The runs went to both worker processes.
+                assert len(client.scheduler_info()["workers"]) == 2
 
     assert (tmp_path / "dask.jsonl").read_bytes() == (tmp_path / "merged.jsonl").read_bytes()
     pandas.testing.assert_frame_equal(df, pd.read_csv(tmp_path / "merged.csv"))

@@ -50,6 +50,49 @@ pub(crate) fn read(path: impl AsRef<std::path::Path>) -> Result<String> {
     std::fs::read_to_string(path.as_ref()).map_err(io_err(path))
 }
 
+/// Opens `path` as `options` say, for root to write a file a config names: created with
+/// `mode`, never through a symbolic link (O_NOFOLLOW: a link planted there would have
+/// root write where it points), never waiting on a FIFO (O_NONBLOCK, which a regular
+/// file ignores), and refused unless it is a regular file.
+pub(crate) fn open_regular(path: &std::path::Path, options: &mut std::fs::OpenOptions, mode: u32) -> Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = options.mode(mode).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).map_err(io_err(path))?;
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(Error::Unsupported(format!("{}: not a regular file", path.display())));
+    }
+    Ok(f)
+}
+
 pub(crate) fn write(path: impl AsRef<std::path::Path>, s: &str) -> Result<()> {
     std::fs::write(path.as_ref(), s).map_err(io_err(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What root opens to write where a config points: a regular file, made with its
+    /// mode; a link, a FIFO (without waiting for a reader) or a directory refused.
+    #[test]
+    fn open_regular_opens_regular_files_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (file, link, fifo) = (dir.path().join("f"), dir.path().join("l"), dir.path().join("p"));
+        let opts = || {
+            let mut o = std::fs::OpenOptions::new();
+            o.create(true).append(true);
+            o
+        };
+        let f = open_regular(&file, &mut opts(), 0o640).unwrap();
+        assert_eq!(f.metadata().unwrap().permissions().mode() & 0o777, 0o640);
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(open_regular(&link, &mut opts(), 0o640).is_err(), "a link is not followed");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string; mkfifo has no other precondition.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = open_regular(&fifo, &mut opts(), 0o640).unwrap_err().to_string();
+        assert!(e.starts_with(&fifo.display().to_string()), "{e}");
+        let e = open_regular(dir.path(), std::fs::OpenOptions::new().read(true), 0o640).unwrap_err().to_string();
+        assert!(e.ends_with("not a regular file"), "{e}");
+    }
 }

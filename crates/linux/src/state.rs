@@ -96,18 +96,11 @@ impl Store {
     /// shared-memory files the same mode) and never opened through a symbolic link; a
     /// directory made for it is 0700.
     pub fn open(path: &Path) -> Result<Store> {
-        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(crate::io_err(dir))?;
         }
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path)
-            .map_err(crate::io_err(path))?;
+        let f = crate::open_regular(path, std::fs::OpenOptions::new().read(true).write(true).create(true), 0o600)?;
         f.set_permissions(std::fs::Permissions::from_mode(0o600)).map_err(crate::io_err(path))?;
         drop(f);
         let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;

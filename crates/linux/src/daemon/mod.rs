@@ -420,19 +420,7 @@ struct Timeline {
 impl Timeline {
     /// Opens (or appends to) the timeline file; the header goes only into an empty one.
     fn open(path: &Path, every_ms: u64) -> Result<Timeline> {
-        use std::os::unix::fs::OpenOptionsExt;
-        // Never through a link: a link planted where the timeline goes would have root
-        // append to whatever it names.
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o640)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path)
-            .map_err(crate::io_err(path))?;
-        if !f.metadata().is_ok_and(|m| m.is_file()) {
-            return Err(Error::Unsupported(format!("{}: not a regular file", path.display())));
-        }
+        let f = crate::open_regular(path, std::fs::OpenOptions::new().create(true).append(true), 0o640)?;
         let empty = f.metadata().map(|m| m.len() == 0).unwrap_or(true);
         let every = Duration::from_millis(every_ms);
         let kswapd = kswapd_pids();

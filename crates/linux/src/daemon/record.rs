@@ -80,20 +80,12 @@ impl Daemon {
         serde_json::to_string_pretty(&self.run_record()).expect("a run record serializes") + "\n"
     }
 
-    /// Writes [`Daemon::run_json`] to `path`, replacing what it held; never through a
-    /// symbolic link (the daemon runs as root).
+    /// Writes [`Daemon::run_json`] to `path`, replacing what it held (a regular file,
+    /// never through a link: [`crate::open_regular`]).
     pub(super) fn write_run(&self, path: &Path) -> Result<()> {
         use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
         let text = self.run_json();
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .mode(0o640)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path)
-            .map_err(crate::io_err(path))?;
+        let mut f = crate::open_regular(path, std::fs::OpenOptions::new().create(true).write(true).truncate(true), 0o640)?;
         f.write_all(text.as_bytes()).map_err(crate::io_err(path))
     }
 }

@@ -188,7 +188,7 @@ fn cgroup_path_safe(path: &str) -> std::result::Result<(), String> {
 
 /// What stands at `path` if it is not what the daemon may create or append to: a file
 /// of another kind, or a symbolic link (never followed).
-fn not_a(path: &std::path::Path, want: &str, ok: impl Fn(&std::fs::FileType) -> bool) -> Option<String> {
+pub(super) fn not_a(path: &std::path::Path, want: &str, ok: impl Fn(&std::fs::FileType) -> bool) -> Option<String> {
     let t = std::fs::symlink_metadata(path).ok()?.file_type();
     if t.is_symlink() {
         Some(format!("{} is a symbolic link; it must be a {want} or not exist (links are not followed)", path.display()))

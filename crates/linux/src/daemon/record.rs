@@ -94,17 +94,13 @@ impl Daemon {
 /// start: a regular file or none yet (never a link, which would have root write where
 /// it points), in a directory that exists.
 pub(super) fn check_run_json(path: &Path) -> Result<()> {
-    let bad = |why: &str| Err(Error::Unsupported(format!("run_json: {}: {why}", path.display())));
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            return bad("a symbolic link; it must be a regular file or not exist (links are not followed)")
-        }
-        Ok(m) if !m.is_file() => return bad("exists and is not a regular file"),
-        _ => {}
+    let bad = |why: String| Err(Error::Unsupported(format!("run_json: {why}")));
+    if let Some(why) = super::config::not_a(path, "regular file", |t| t.is_file()) {
+        return bad(why);
     }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if !dir.is_dir() {
-        return bad(&format!("{} is not a directory", dir.display()));
+        return bad(format!("{}: {} is not a directory", path.display(), dir.display()));
     }
     Ok(())
 }
@@ -123,7 +119,7 @@ mod tests {
         let e = check_run_json(&dir.path().join("no-dir/run.json")).unwrap_err().to_string();
         assert!(e.starts_with("run_json: ") && e.ends_with("no-dir is not a directory"), "{e}");
         let e = check_run_json(dir.path()).unwrap_err().to_string();
-        assert!(e.ends_with("exists and is not a regular file"), "{e}");
+        assert!(e.contains("exists and is not a regular file"), "{e}");
         let link = dir.path().join("link.json");
         std::os::unix::fs::symlink(&ok, &link).unwrap();
         assert!(check_run_json(&link).unwrap_err().to_string().contains("symbolic link"));

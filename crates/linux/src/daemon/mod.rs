@@ -443,8 +443,8 @@ impl Daemon {
     /// and the control socket. What is checked or opened before anything on the system
     /// changes: the policy, the socket (its path is bound first), the state database, the
     /// timeline and where the run's record goes. A start-up that fails after making
-    /// groups removes the ones it made. In a dry run no group is made, thawed, limited or filled: the apps are the
-    /// processes the rules match, observed in place.
+    /// groups removes the ones it made. In a dry run no group is made, thawed, limited
+    /// or filled: the apps are the processes the rules match, observed in place.
     ///
     /// The supervisor is `supervisor`'s executable run with its words, then
     /// `--supervise PID` and what it thaws; none with `None` (or in a dry run).
@@ -2013,19 +2013,14 @@ impl Daemon {
         self.save_state();
         // The run's record, written before the apps are thawed and their groups go (the
         // apps' CPU is read from them).
-        let record = match self.cfg.run_json.clone() {
-            Some(path) => match self.write_run(&path) {
-                Ok(()) => {
-                    self.log(&format!("run: written to {}", path.display()));
-                    Ok(())
-                }
-                Err(e) => {
-                    self.log(&format!("run: {e}"));
-                    Err(e)
-                }
-            },
-            None => Ok(()),
-        };
+        let record = self.cfg.run_json.clone().map_or(Ok(()), |path| {
+            let r = self.write_run(&path);
+            self.log(&match &r {
+                Ok(()) => format!("run: written to {}", path.display()),
+                Err(e) => format!("run: {e}"),
+            });
+            r
+        });
         let r = self.stop_all().and(record);
         // The last save, written meanwhile, is waited for, within a bound.
         if let Some(s) = self.saver.as_mut() {

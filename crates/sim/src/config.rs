@@ -1620,7 +1620,7 @@ mod tests {
             ("p20", "size_mib = 1024.0", "size_mib = 1e9", "zram.size_mib", "twice the RAM"),
             ("hikey970", "swap_mib = 2048.0", "swap_mib = 1e9", "flash.swap_mib", "1 TiB"),
             ("nexus5", "page_cluster = 3", "page_cluster = 9", "flash.page_cluster", "0..=5"),
-            ("p20", "[0, 72.0]", "[0, 5000.0]", "memory.minfree", "2561.5 MiB left to apps"),
+            ("p20", "[0, 72.0]", "[0, 5000.0]", "memory.minfree", "1807.5 MiB left to apps"),
             ("p20", "tuned_high_mib = 1024.0", "tuned_high_mib = 9000.0", "memory.tuned_high_mib", "up to app memory"),
             ("p20", "display_px = [1080, 2244]", "display_px = [1080, 0]", "memory.display_px", "1..=16384"),
             ("p20", "[906, 315.0]", "[2000, 315.0]", "memory.minfree", "-1000..=1000"),
@@ -1633,11 +1633,11 @@ mod tests {
             ("nexus5", "swap_readahead = \"cluster\"", "swap_readahead = \"vma\"", "flash.swap_readahead", "`adaptive`"),
             ("hikey970", "cached_adj = \"shared-slots\"", "cached_adj = \"android9\"", "memory.cached_adj", "`shared-slots`"),
             ("p20", "touch_mib_per_cpu_s = 4.17", "touch_mib_per_cpu_s = -1.0", "system.touch_mib_per_cpu_s", "a second of CPU"),
-            ("p20", "reclaim_frame_block_us = 1050.0", "reclaim_frame_block_us = -1.0", "memory.reclaim_frame_block_us", "0..=16667 µs"),
+            ("p20", "reclaim_frame_block_us = 1525.0", "reclaim_frame_block_us = -1.0", "memory.reclaim_frame_block_us", "0..=16667 µs"),
             ("p20", "adj = -900", "adj = -2000", "system.process.adj", "-1000..=1000"),
             ("p20", "hot_anon_mib = 37.8", "hot_anon_mib = 999.0", "system.process.hot_anon_mib", "0..=151 MiB"),
             ("p20", "name = \"launcher\"", "name = \"../x\"", "system.process.name", ""),
-            ("p20", "anon_mib = 93.0", "anon_mib = 3500.0", "system.process.anon_mib", "with `launcher` the system processes hold"),
+            ("p20", "anon_mib = 93.0", "anon_mib = 5000.0", "system.process.anon_mib", "with `launcher` the system processes hold"),
         ] {
             let src = edited(&format!("devices/{dev}.toml"), from, to);
             let e = Device::parse("d.toml", &src).unwrap_err();

@@ -2408,7 +2408,7 @@ mod tests {
     #[test]
     fn reclaim_while_the_foreground_renders_blocks_its_render_thread() {
         let minute = |block: bool| {
-            let opts = RunOptions { seed: 1, bg_apps: Some(0), balloon_mib: Some(2069.0), ..Default::default() };
+            let opts = RunOptions { seed: 1, bg_apps: Some(0), balloon_mib: Some(1315.0), ..Default::default() };
             let mut sim = embedded_sim("p20", "ice-video-call", "lru-cfs", &opts);
             assert!(sim.frame_block_per_page > Nanos::ZERO, "the P20 is calibrated with a block");
             if !block {
@@ -2450,6 +2450,37 @@ mod tests {
         let other = (0..sim.n_apps).find(|&a| Some(a) != sim.fg && sim.apps[a as usize].state == AppState::Cached).unwrap();
         sim.launch(other, 0, false);
         assert_eq!(sim.frame_block_owed, Nanos::ZERO);
+    }
+
+    /// What reclaim owes the render thread is at most one kswapd episode's wait (the
+    /// pages from the low watermark to the high): a burst of a hundred episodes' pages
+    /// slows the frames for one episode's wait, and then they render as before.
+    #[test]
+    fn a_burst_of_reclaim_owes_the_frames_at_most_one_kswapd_episode() {
+        let (mut sim, t, _) = measuring_sim_with_a_cached_app();
+        let t = t + Nanos::from_secs_f64(10.0);
+        sim.run_until(t);
+        let episode = (sim.wmark[2] - sim.wmark[1]) as u64;
+        let cap = sim.frame_block_cap();
+        assert_eq!(cap, Nanos(sim.frame_block_per_page.0 * episode));
+        assert!(cap.0 > 60 * VSYNC.0, "the P20's episode owes more than a second of frames: {cap:?}");
+        let frames_in = |sim: &mut Sim, from: Nanos| {
+            let f0 = sim.snapshot().frames;
+            sim.run_until(from + Nanos::from_secs_f64(1.0));
+            sim.snapshot().frames - f0
+        };
+        let before = frames_in(&mut sim, t);
+        let t = t + Nanos::from_secs_f64(1.0);
+        sim.block_frames((episode * 100) as u32);
+        assert_eq!(sim.frame_block_owed, cap, "a hundred episodes' pages owe one episode's wait");
+        let blocked = frames_in(&mut sim, t);
+        // Paid a vsync a frame, one episode's wait is gone well within 20 s.
+        let later = t + Nanos::from_secs_f64(20.0);
+        sim.run_until(later);
+        assert!(sim.frame_block_owed < cap, "what was owed is paid: {:?} of {cap:?}", sim.frame_block_owed);
+        let after = frames_in(&mut sim, later);
+        assert!(blocked < before * 3 / 4, "the burst slows the frames: {blocked} against {before} a second");
+        assert!(after > before * 9 / 10, "and they recover: {after} against {before} a second");
     }
 
     #[test]

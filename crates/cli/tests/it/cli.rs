@@ -991,10 +991,10 @@ fn trace_is_chrome_trace_json_with_a_process_per_policy() {
         let on =
             |tid: Option<u64>, name: &str| ev.iter().filter(|e| e["pid"] == pid && e["tid"].as_u64() == tid && e["name"] == name).count();
         assert_eq!(on(tid_of("whatsapp"), "cold launch"), 1, "the call's launch on its track");
-        // The call's frames, each a slice on its track: 300 s at about 33 fps with the
+        // The call's frames, each a slice on its track: 300 s at about 30 fps with the
         // eight apps' reclaim blocking the render thread, some of them alerts.
         let frames = on(tid_of("whatsapp"), "frame") + on(tid_of("whatsapp"), "frame (alert)");
-        assert!(frames > 9_000 && on(tid_of("whatsapp"), "frame (alert)") > 0, "{frames} frames");
+        assert!(frames > 8_000 && on(tid_of("whatsapp"), "frame (alert)") > 0, "{frames} frames");
         assert!(ev.iter().filter(|e| e["pid"] == pid && e["name"] == "frame").all(|e| e["tid"].as_u64() == tid_of("whatsapp")));
         let frozen = ev.iter().filter(|e| e["pid"] == pid && e["ph"] == "X" && e["name"] == "frozen").count();
         assert_eq!(frozen > 0, pid == 2, "only Ice freezes apps: {frozen} spans under pid {pid}");

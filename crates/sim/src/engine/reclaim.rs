@@ -171,11 +171,23 @@ impl Sim {
 
     /// Reclaim that runs while the foreground renders blocks its render thread (Ice
     /// §2.2.3: "a high number of frame rendering tasks are blocked by memory reclaiming
-    /// tasks"): the device's wait per page is owed to the frames that follow.
+    /// tasks"): the device's wait per page is owed to the frames that follow. What is
+    /// owed at once is at most one kswapd episode's wait (its pages from the low
+    /// watermark to the high): the frames wait on the reclaim going on around them, so
+    /// reclaim that goes on keeps them waiting, and once it stops they recover within an
+    /// episode's wait, not after every page of a burst long past has been paid for.
     pub(super) fn block_frames(&mut self, pages: u32) {
         if self.in_use && self.interactive && self.fg.is_some() {
-            self.frame_block_owed += Nanos(self.frame_block_per_page.0 * pages as u64);
+            let owed = self.frame_block_owed + Nanos(self.frame_block_per_page.0 * u64::from(pages));
+            self.frame_block_owed = owed.min(self.frame_block_cap());
         }
+    }
+
+    /// The most wait reclaim may owe the frames: one kswapd episode's pages, from the
+    /// low watermark to the high, at the device's wait per page.
+    pub(super) fn frame_block_cap(&self) -> Nanos {
+        let episode = (self.wmark[2] - self.wmark[1]).max(1) as u64;
+        Nanos(self.frame_block_per_page.0 * episode)
     }
 
     fn kswapd_sleeps(&mut self) {

@@ -183,7 +183,8 @@ mod tests {
     use floe_core::Nanos;
 
     /// Ice's video call on the P20 with its eight apps cached, RCC on or off, run 60 s
-    /// into its measured part; each second's MemAvailable in that part is returned too.
+    /// into its measured part; each second of that part is returned too, as MemAvailable
+    /// and free memory in pages and zram's percentage full.
     /// Without the system's own load (`quiet`) the cores stay under the thread's 70 %.
     fn call(rcc: bool, quiet: bool, cputester_pct: Option<f64>) -> (Sim, Vec<(u64, i64, i64)>) {
         let cat = Catalog::embedded().unwrap();

@@ -461,6 +461,24 @@ fn ice_family_cuts_refaults_and_acclaim_reclaims_from_the_background() {
     assert!(acclaim.0 > lru.0, "Acclaim BG refaults {} vs LRU+CFS {}", acclaim.0, lru.0);
 }
 
+/// Ice+'s reclaim-or-kill exclusivity chooses which app the killer takes; it does not
+/// leave the killer without one. On the Pixel 3's game with six cached apps (a draw
+/// whose frozen heaps fill its 512 MiB of zram), every cached app ends up with pages in
+/// swap: were they all spared, nothing would free memory and reclaim would take the
+/// game's own file pages, which it would read back over and over.
+#[test]
+fn ice_plus_leaves_the_killer_a_victim_when_every_cached_app_has_swapped() {
+    let ice = embedded_run_seed("pixel3", "ice-game", "ice", Some(6), 1);
+    let plus = embedded_run_seed("pixel3", "ice-game", "ice-plus", Some(6), 1);
+    assert!(plus.kills >= 2, "Ice+ killed {} apps (Ice {})", plus.kills, ice.kills);
+    assert!(
+        plus.refaults_fg_file < 2 * ice.refaults_fg_file.max(1_000),
+        "the game refaults {} file pages under Ice+ against {} under Ice",
+        plus.refaults_fg_file,
+        ice.refaults_fg_file
+    );
+}
+
 /// Makes every app unswappable when it starts; used to check that unswappable memory
 /// is never swapped and stays accounted.
 struct NoSwapFor;

@@ -36,26 +36,23 @@ impl Policy for IcePlus {
         match ev {
             Event::Tick => {
                 let fg = view.foreground();
-                let cached: Vec<_> = view
-                    .apps()
-                    .into_iter()
-                    .filter_map(|id| view.app(id))
-                    .filter(|a| {
-                        fg != Some(a.id) && matches!(a.state, AppState::Cached | AppState::Frozen) && a.oom_adj >= cached_oom_adj(0)
-                    })
-                    .collect();
+                let apps: Vec<_> = view.apps().into_iter().filter_map(|id| view.app(id)).collect();
                 // A cached app with nothing in swap is the killer's way out; without
                 // one, no app is marked.
-                let exclusive = cached.iter().any(|a| a.swapped.0 == 0);
-                for id in view.apps() {
-                    let Some(a) = view.app(id) else { continue };
+                let exclusive = apps.iter().any(|a| {
+                    fg != Some(a.id)
+                        && matches!(a.state, AppState::Cached | AppState::Frozen)
+                        && a.oom_adj >= cached_oom_adj(0)
+                        && a.swapped.0 == 0
+                });
+                for a in &apps {
                     let swapped = exclusive && a.swapped.0 > 0;
-                    if swapped != self.unkillable.contains(&id) {
-                        out.push(Action::MarkUnkillable { app: id, unkillable: swapped });
+                    if swapped != self.unkillable.contains(&a.id) {
+                        out.push(Action::MarkUnkillable { app: a.id, unkillable: swapped });
                         if swapped {
-                            self.unkillable.insert(id);
+                            self.unkillable.insert(a.id);
                         } else {
-                            self.unkillable.remove(&id);
+                            self.unkillable.remove(&a.id);
                         }
                     }
                 }

@@ -462,10 +462,10 @@ fn ice_family_cuts_refaults_and_acclaim_reclaims_from_the_background() {
 }
 
 /// Ice+'s reclaim-or-kill exclusivity chooses which app the killer takes; it does not
-/// leave the killer without one. On the Pixel 3's game with six cached apps (a draw
-/// whose frozen heaps fill its 512 MiB of zram), every cached app ends up with pages in
-/// swap: were they all spared, nothing would free memory and reclaim would take the
-/// game's own file pages, which it would read back over and over.
+/// leave the killer without one. On the Pixel 3's game with six cached apps (seed 1's
+/// draw), sparing every app with pages in swap left the killer none: the frozen heaps
+/// filled the 512 MiB of zram, and reclaim took the game's own file pages, which it read
+/// back over and over (1.77 M refaults a run against Ice's 24.8 k).
 #[test]
 fn ice_plus_leaves_the_killer_a_victim_when_every_cached_app_has_swapped() {
     let ice = embedded_run_seed("pixel3", "ice-game", "ice", Some(6), 1);

@@ -336,6 +336,11 @@ enum Ev {
         life: u32,
         gen: u32,
     },
+    /// A thawed app goes on with the background wakeup part it was frozen in.
+    BgResume {
+        app: u16,
+        gen: u32,
+    },
     /// A CPU job whose I/O wait is over. Boxed: the other events fit in 16 bytes, and
     /// the queue's sift moves whole events.
     Job(Box<JobEv>),
@@ -456,6 +461,9 @@ struct AppRt {
     /// The spread of the background heap set over the populated heap, with the
     /// populated count it was made for (`AppRt::bg_spread`).
     bg_spread: Option<(u32, Spread)>,
+    /// A background wakeup part frozen at a refault (`Sim::bg_touches`): it goes on
+    /// from the next page when the app is thawed.
+    stalled: Option<Stalled>,
     state: AppState,
     oom_adj: i32,
     last_used: Nanos,
@@ -486,6 +494,18 @@ impl AppRt {
             }
         }
     }
+}
+
+/// The rest of a background wakeup part whose app was frozen at one of its faults.
+struct Stalled {
+    /// The process it belongs to (`AppRt::life`).
+    life: u32,
+    seg: u32,
+    /// The pages it has still to touch, in order.
+    left: Vec<u32>,
+    /// CPU its faults took so far, and of that the decompression.
+    cpu: Nanos,
+    compress: Nanos,
 }
 
 /// What one reclaim pass did so far.
@@ -866,6 +886,7 @@ impl Sim {
                     evict_cursor: [0; 2],
                     bg_walk: [Walk::default(); 2],
                     bg_spread: None,
+                    stalled: None,
                     state: AppState::Dead,
                     oom_adj: 1001,
                     last_used: Nanos::ZERO,
@@ -1310,6 +1331,7 @@ impl Sim {
             Ev::CpuDone => self.cpu_done(),
             Ev::Tick { app, life, gen } => self.tick(app, life, gen),
             Ev::BgWake { app, life, gen } => self.bg_wake(app, life, gen),
+            Ev::BgResume { app, gen } => self.bg_resume(app, gen),
             Ev::Job(job) => {
                 let JobEv { work, app, cont } = *job;
                 self.add_job(work, app, cont)
@@ -1781,13 +1803,73 @@ impl Sim {
         if wf > 0 {
             idx.extend((0..nf).map(|_| file0 + walk_file.next(wf, rng)));
         }
-        self.touch_all(app, &mut idx, &mut ctx);
+        let done = self.bg_touches(app, seg, &mut idx, &mut ctx);
         self.scratch = idx;
+        if done {
+            self.bg_work(app, life, gen, seg, ctx);
+        }
+    }
+
+    /// The CPU of part `seg` of a background wakeup, after its touches.
+    fn bg_work(&mut self, app: u16, life: u32, gen: u32, seg: u32, ctx: Ctx) {
         if self.apps[app as usize].life != life {
             return;
         }
         let work = Nanos::from_ms_f64(self.apps[app as usize].spec.bg_cpu_ms / f64::from(BG_SEGMENTS));
         self.start_job(ctx, work, Some(app), Cont::Bg { app, life, gen, seg });
+    }
+
+    /// Touches the pages `idx` of a background wakeup's part `seg`, then empties `idx`.
+    /// Where a policy listens for refaults, it hears each one as the fault happens, as
+    /// Ice's RPF does in the kernel's refault path: an app it freezes there is "frozen
+    /// instantly" (Ice §4.2.3) and its task stops at that fault, so the pages left wait
+    /// for its thaw (`AppRt::stalled`, `Sim::bg_resume`). Returns whether every page was
+    /// touched with the app still cached and alive.
+    fn bg_touches(&mut self, app: u16, seg: u32, idx: &mut Vec<u32>, ctx: &mut Ctx) -> bool {
+        if !self.setup.events.refaults {
+            self.touch_all(app, idx, ctx);
+            return true;
+        }
+        let life = self.apps[app as usize].life;
+        let refaults = |s: &Self| s.app_c[app as usize].refaults.iter().sum::<u64>();
+        for k in 0..idx.len() {
+            let before = refaults(self);
+            self.touch(app, idx[k], ctx);
+            if refaults(self) == before {
+                continue;
+            }
+            self.flush_policy();
+            let a = &mut self.apps[app as usize];
+            if a.life != life {
+                break;
+            }
+            if a.state == AppState::Frozen {
+                a.stalled = Some(Stalled { life, seg, left: idx[k + 1..].to_vec(), cpu: ctx.cpu, compress: ctx.compress });
+                idx.clear();
+                return false;
+            }
+        }
+        idx.clear();
+        self.apps[app as usize].life == life && self.apps[app as usize].state == AppState::Cached
+    }
+
+    /// A thawed app goes on with the wakeup part it was frozen in: the pages left, then
+    /// the part's CPU, then the rest of the wakeup.
+    fn bg_resume(&mut self, app: u16, gen: u32) {
+        let a = &mut self.apps[app as usize];
+        if a.gen != gen {
+            // Frozen again, or gone, before it ran: a later thaw resumes it.
+            return;
+        }
+        let Some(st) = a.stalled.take() else { return };
+        if st.life != a.life || a.state != AppState::Cached {
+            return;
+        }
+        let mut ctx = Ctx { t: self.now, cpu: st.cpu, compress: st.compress };
+        let mut idx = st.left;
+        if self.bg_touches(app, st.seg, &mut idx, &mut ctx) {
+            self.bg_work(app, st.life, gen, st.seg, ctx);
+        }
     }
 
     // ----- page access and faults -----

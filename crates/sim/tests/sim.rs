@@ -479,6 +479,83 @@ fn ice_plus_leaves_the_killer_a_victim_when_every_cached_app_has_swapped() {
     );
 }
 
+/// What [`FreezeAtRefault`] heard: for each freeze it asked for, the refaults of that app
+/// it heard after asking and before the thaw.
+#[derive(Default)]
+struct FreezeLog {
+    after_freeze: Vec<u32>,
+    apps: std::collections::BTreeSet<u16>,
+}
+
+/// Freezes a cached app at its refault, as Ice's RPF does, and thaws it a second later.
+struct FreezeAtRefault {
+    log: std::sync::Arc<std::sync::Mutex<FreezeLog>>,
+    /// Frozen apps: when each was frozen and its entry in `after_freeze`.
+    frozen: std::collections::BTreeMap<floe_core::AppId, (Nanos, usize)>,
+}
+
+impl floe_core::Policy for FreezeAtRefault {
+    fn name(&self) -> &'static str {
+        "test-freeze-at-refault"
+    }
+    fn setup(&self) -> floe_core::Setup {
+        floe_core::Setup {
+            swap: floe_core::SwapSetup::Zram,
+            tick: Some(Nanos::from_ms(50)),
+            events: floe_core::EventMask { refaults: true, ..floe_core::EventMask::NONE },
+            ..floe_core::Setup::stock()
+        }
+    }
+    fn on_event(&mut self, ev: &floe_core::Event, view: &dyn floe_core::SystemView, out: &mut Vec<floe_core::Action>) {
+        use floe_core::{Action, AppState, Event};
+        let mut log = self.log.lock().unwrap();
+        match *ev {
+            Event::Refault { app, fg: false, .. } => match self.frozen.get(&app) {
+                Some(&(_, i)) => log.after_freeze[i] += 1,
+                None if view.app(app).is_some_and(|a| a.state == AppState::Cached) => {
+                    self.frozen.insert(app, (view.now(), log.after_freeze.len()));
+                    log.after_freeze.push(0);
+                    log.apps.insert(app.0);
+                    out.push(Action::Freeze(app));
+                }
+                None => {}
+            },
+            Event::Tick => {
+                let now = view.now();
+                self.frozen.retain(|&app, &mut (at, _)| {
+                    let thaw = now >= at + Nanos::from_secs(1);
+                    if thaw {
+                        out.push(Action::Thaw(app));
+                    }
+                    !thaw
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Ice §4.2.3: an app that refaults is "frozen instantly". Its task stops at that fault,
+/// so it refaults no more pages than the one read brought in (a file cluster) until it
+/// is thawed, and then it goes on with its wakeup and refaults again.
+#[test]
+fn an_app_frozen_at_a_refault_stops_there_and_goes_on_when_thawed() {
+    let (dev, wl, cat) = tiny();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(FreezeLog::default()));
+    let policy = FreezeAtRefault { log: log.clone(), frozen: Default::default() };
+    let mut sim = Sim::new(&dev, &wl, &cat, Box::new(policy), &RunOptions { seed: 1, ..Default::default() });
+    while sim.run_until(sim.now_ns() + Nanos::from_secs(10)) {}
+    let log = log.lock().unwrap();
+    let most = log.after_freeze.iter().copied().max().unwrap_or(0);
+    assert!(most < 8, "an app refaulted {most} pages after it was frozen (a file cluster is 8): {:?}", log.after_freeze);
+    assert!(
+        log.after_freeze.len() >= 2 * log.apps.len().max(1),
+        "{} freezes of {} apps: thawed apps did not go on with their wakeups",
+        log.after_freeze.len(),
+        log.apps.len()
+    );
+}
+
 /// Makes every app unswappable when it starts; used to check that unswappable memory
 /// is never swapped and stays accounted.
 struct NoSwapFor;

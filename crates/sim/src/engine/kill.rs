@@ -2,7 +2,7 @@
 //! oom_adj against free memory above the kernel's reserve), the OOM killer, and what a
 //! kill, a freeze and a thaw do to an app's pages, CPU and timers.
 
-use super::{KillCause, Sim};
+use super::{Ev, KillCause, Sim};
 use crate::pages::Loc;
 use floe_core::{AppId, AppState, Event, LmkMode, Pages};
 use std::cmp::Reverse;
@@ -98,6 +98,7 @@ impl Sim {
         a.populated = 0;
         a.file_seen = 0;
         a.bg_walk = Default::default();
+        a.stalled = None;
         a.frame_busy = false;
         a.launch = None;
         a.unkillable = false;
@@ -132,6 +133,12 @@ impl Sim {
         self.cpu.set_paused(self.now, app, false);
         self.c.thaws += 1;
         self.app_c[app as usize].thaws += 1;
-        self.schedule_bg(app, gen);
+        let a = &self.apps[app as usize];
+        if a.stalled.as_ref().is_some_and(|st| st.life == a.life) {
+            // Frozen at a fault in a wakeup: it goes on from there.
+            self.push(self.now, Ev::BgResume { app, gen });
+        } else {
+            self.schedule_bg(app, gen);
+        }
     }
 }

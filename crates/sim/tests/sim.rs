@@ -463,9 +463,10 @@ fn ice_family_cuts_refaults_and_acclaim_reclaims_from_the_background() {
 
 /// Ice+'s reclaim-or-kill exclusivity chooses which app the killer takes; it does not
 /// leave the killer without one. On the Pixel 3's game with six cached apps (seed 1's
-/// draw), sparing every app with pages in swap left the killer none: the frozen heaps
-/// filled the 512 MiB of zram, and reclaim took the game's own file pages, which it read
-/// back over and over (1.77 M refaults a run against Ice's 24.8 k).
+/// draw), sparing every app with pages in swap leaves the killer almost none (one kill
+/// against Ice's four): the frozen heaps fill the 512 MiB of zram, and reclaim takes the
+/// game's own file pages, which it reads back over and over (49.7 k of them refault
+/// against Ice's 16.3 k).
 #[test]
 fn ice_plus_leaves_the_killer_a_victim_when_every_cached_app_has_swapped() {
     let ice = embedded_run_seed("pixel3", "ice-game", "ice", Some(6), 1);

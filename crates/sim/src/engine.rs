@@ -1571,6 +1571,8 @@ impl Sim {
         }
         let a = &mut self.apps[app as usize];
         a.gen += 1;
+        // A background wakeup frozen part-way ends with the launch.
+        a.stalled = None;
         // Every launch reads the same launch files (DESIGN.md: a stable file part; ASAP
         // Fig. 4.1 finds three quarters of a switch's file pages in 9-10 of 10 switches).
         // A cold launch builds the anonymous launch set from scratch, the first

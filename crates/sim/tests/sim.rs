@@ -149,12 +149,12 @@ proptest! {
     /// Every page is in exactly one place, lists are well formed and swap accounting
     /// matches, at many points of random runs.
     #[test]
-    fn page_conservation_in_random_runs(seed in any::<u64>(), policy in 0usize..8, mem in 350.0f64..900.0, bg in 0usize..4) {
+    fn page_conservation_in_random_runs(seed in any::<u64>(), policy in 0usize..10, mem in 350.0f64..900.0, bg in 0usize..4) {
         let (mut dev, mut wl, cat) = tiny();
         dev.memory.app_mem_mib = mem;
         wl.rounds = 2;
         wl.use_s = 1.5;
-        let name = ["android-lmk", "lru-cfs", "swap-all", "zswap", "llr", "llr-hpl", "seal:sl1=64:sl2=128", "asap"][policy];
+        let name = ["android-lmk", "lru-cfs", "swap-all", "zswap", "llr", "llr-hpl", "seal:sl1=64:sl2=128", "asap", "ice", "ice-plus"][policy];
         let opts = RunOptions { seed, bg_apps: Some(bg), ..Default::default() };
         let mut sim = Sim::new(&dev, &wl, &cat, floe_policies::make_spec(name).unwrap(), &opts);
         let mut t = Nanos::ZERO;

@@ -496,10 +496,9 @@ impl AppRt {
     }
 }
 
-/// The rest of a background wakeup part whose app was frozen at one of its faults.
+/// The rest of a background wakeup part whose app was frozen at one of its faults
+/// (cleared when the process dies or is launched).
 struct Stalled {
-    /// The process it belongs to (`AppRt::life`).
-    life: u32,
     seg: u32,
     /// The pages it has still to touch, in order.
     left: Vec<u32>,
@@ -1846,7 +1845,7 @@ impl Sim {
                 break;
             }
             if a.state == AppState::Frozen {
-                a.stalled = Some(Stalled { life, seg, left: idx[k + 1..].to_vec(), cpu: ctx.cpu, compress: ctx.compress });
+                a.stalled = Some(Stalled { seg, left: idx[k + 1..].to_vec(), cpu: ctx.cpu, compress: ctx.compress });
                 idx.clear();
                 return false;
             }
@@ -1864,13 +1863,14 @@ impl Sim {
             return;
         }
         let Some(st) = a.stalled.take() else { return };
-        if st.life != a.life || a.state != AppState::Cached {
+        if a.state != AppState::Cached {
             return;
         }
+        let life = a.life;
         let mut ctx = Ctx { t: self.now, cpu: st.cpu, compress: st.compress };
         let mut idx = st.left;
         if self.bg_touches(app, st.seg, &mut idx, &mut ctx) {
-            self.bg_work(app, st.life, gen, st.seg, ctx);
+            self.bg_work(app, life, gen, st.seg, ctx);
         }
     }
 

@@ -133,8 +133,7 @@ impl Sim {
         self.cpu.set_paused(self.now, app, false);
         self.c.thaws += 1;
         self.app_c[app as usize].thaws += 1;
-        let a = &self.apps[app as usize];
-        if a.stalled.as_ref().is_some_and(|st| st.life == a.life) {
+        if self.apps[app as usize].stalled.is_some() {
             // Frozen at a fault in a wakeup: it goes on from there.
             self.push(self.now, Ev::BgResume { app, gen });
         } else {

@@ -219,7 +219,8 @@ mod tests {
         let mut sim = Sim::new(&dev, &wl, &cat, floe_policies::make("lru-cfs").unwrap(), &opts);
         assert!(sim.psi.is_some(), "lmkd listens to PSI in {mode:?}");
         let mut t = Nanos::from_secs_f64(5.0);
-        while sim.apps.iter().filter(|a| a.state == AppState::Cached).count() < 3 {
+        // Apps only: the system's processes (`apps[n_apps..]`) are never cached apps.
+        while sim.apps[..sim.n_apps as usize].iter().filter(|a| a.state == AppState::Cached).count() < 3 {
             assert!(sim.run_until(t), "the run ended before three apps were cached");
             t += Nanos::from_secs_f64(5.0);
         }

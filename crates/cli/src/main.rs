@@ -350,7 +350,8 @@ fn main() {
         Cmd::Replay(a) => replay(a),
         Cmd::Sweep(a) => sweep::sweep(a),
         Cmd::Experiment { name, quick, seeds, json, csv, report, cache, no_cache } => {
-            open_run_cache(cache.as_deref(), no_cache).and_then(|()| {
+            // The names first: a mistyped one makes no cache directory.
+            experiment_names(&name).and_then(|_| open_run_cache(cache.as_deref(), no_cache)).and_then(|()| {
                 experiment(&name, quick, seeds.unwrap_or(if quick { 1 } else { FULL_SEEDS }), json, csv.as_deref(), report.as_deref())
             })
         }
@@ -906,9 +907,10 @@ fn list(what: ListWhat, apps: Option<&str>) -> Result<()> {
 /// interval to tell an effect from the noise.
 const FULL_SEEDS: u32 = 5;
 
-fn experiment(name: &str, quick: bool, seeds: u32, json: bool, csv: Option<&str>, report: Option<&str>) -> Result<()> {
+/// The experiments `name` names (`all`: the five papers' evaluations), each checked:
+/// known, and named once.
+fn experiment_names(name: &str) -> Result<Vec<&str>> {
     let names: Vec<&str> = if name == "all" { floe_lab::evaluations().collect() } else { name.split(',').collect() };
-    // Every name is checked before anything runs.
     for (i, n) in names.iter().enumerate() {
         if !floe_lab::EXPERIMENTS.iter().any(|e| e.0 == *n) {
             bail!("{} or `all`", floe_lab::LabError::Unknown(n.to_string()));
@@ -917,6 +919,11 @@ fn experiment(name: &str, quick: bool, seeds: u32, json: bool, csv: Option<&str>
             bail!("experiment `{n}` is named twice; each runs once");
         }
     }
+    Ok(names)
+}
+
+fn experiment(name: &str, quick: bool, seeds: u32, json: bool, csv: Option<&str>, report: Option<&str>) -> Result<()> {
+    let names = experiment_names(name)?;
     // A run two experiments share (the calibration's controls are the papers' runs) is
     // made once.
     floe_lab::keep_runs(true);

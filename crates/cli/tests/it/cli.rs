@@ -913,6 +913,12 @@ fn an_experiment_takes_its_finished_runs_from_the_cache() {
     with_env(&[]);
     assert!(dir.exists(), "FLOE_CACHE_DIR names the cache");
     std::fs::remove_dir_all(&dir).unwrap();
+    // A mistyped name is an error before the cache is made.
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_floe")).args(["experiment", "smartlmkk", "--quick"]).env("FLOE_CACHE_DIR", &dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown experiment `smartlmkk`"));
+    assert!(!dir.exists(), "a bad name makes no cache");
     let out = floe(&["experiment", "smartlmk", "--quick", "--cache", "/proc/floe-cache"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");

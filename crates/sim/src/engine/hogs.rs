@@ -293,10 +293,10 @@ mod tests {
     /// Ice's phones, which list their processes.
     #[test]
     fn at_boot_free_memory_is_what_the_device_leaves_to_apps() {
+        let cat = crate::Catalog::embedded().unwrap();
+        let wl = crate::Workload::load("ice-video-call", &cat).unwrap();
         for device in ["p20", "pixel3"] {
             let dev = crate::Device::load(device).unwrap();
-            let cat = crate::Catalog::embedded().unwrap();
-            let wl = crate::Workload::load("ice-video-call", &cat).unwrap();
             let sim = Sim::new(&dev, &wl, &cat, floe_policies::make("lru-cfs").unwrap(), &Default::default());
             assert!(sim.apps.len() > sim.n_apps as usize + 5, "{device} lists the system's processes");
             let sys: u32 = sim.apps[sim.n_apps as usize..].iter().map(|a| a.anon + a.file).sum();

@@ -17,6 +17,10 @@ pub const MAX_REQUEST_BYTES: usize = 4096;
 pub const REQUEST_DEADLINE: Duration = Duration::from_secs(1);
 /// How long a reply may take to write before the client is dropped.
 const REPLY_DEADLINE: Duration = Duration::from_secs(1);
+/// How long a request waits for the loop's answer, on both ends of the socket: far
+/// longer than any request takes (paging a GiB out takes about a second), so that one
+/// that takes it finds a loop that is stuck, and says so rather than waiting forever.
+pub const ANSWER_DEADLINE: Duration = Duration::from_secs(60);
 /// Clients served at once; more are told the daemon is busy and closed.
 pub const MAX_CLIENTS: usize = 32;
 
@@ -222,7 +226,11 @@ fn client(mut s: UnixStream, tx: &mpsc::Sender<CtlRequest>, poke: &OwnedFd, ctl_
     }
     // SAFETY: a valid fd and one byte; a full pipe already wakes the loop.
     unsafe { libc::write(poke.as_fd().as_raw_fd(), b"x".as_ptr().cast(), 1) };
-    let text = answer.recv().unwrap_or_else(|_| "error: the daemon stopped before answering\n".into());
+    let text = match answer.recv_timeout(ANSWER_DEADLINE) {
+        Ok(text) => text,
+        Err(mpsc::RecvTimeoutError::Timeout) => format!("error: the daemon's loop did not answer within {} s\n", ANSWER_DEADLINE.as_secs()),
+        Err(mpsc::RecvTimeoutError::Disconnected) => "error: the daemon stopped before answering\n".into(),
+    };
     let _ = s.write_all(text.as_bytes());
 }
 
@@ -587,6 +595,13 @@ impl<'a> Request<'a> {
 /// Sends `request` to the daemon at `socket` and returns its reply. A request the
 /// daemon would not understand is refused before connecting.
 pub fn ctl(socket: &Path, request: &str) -> Result<String> {
+    // The daemon answers within ANSWER_DEADLINE or says it could not; a little more
+    // here covers a daemon too stuck to say even that.
+    ctl_within(socket, request, ANSWER_DEADLINE + REQUEST_DEADLINE)
+}
+
+/// [`ctl`], waiting at most `deadline` for the answer.
+fn ctl_within(socket: &Path, request: &str, deadline: Duration) -> Result<String> {
     Request::parse(request).map_err(Error::Unsupported)?;
     let mut s = UnixStream::connect(socket).map_err(|e| {
         let hint = match e.kind() {
@@ -600,9 +615,17 @@ pub fn ctl(socket: &Path, request: &str) -> Result<String> {
     })?;
     s.write_all(format!("{request}\n").as_bytes()).map_err(crate::io_err(socket))?;
     s.shutdown(std::net::Shutdown::Write).map_err(crate::io_err(socket))?;
+    s.set_read_timeout(Some(deadline)).map_err(crate::io_err(socket))?;
     let mut out = String::new();
-    std::io::Read::read_to_string(&mut s, &mut out).map_err(crate::io_err(socket))?;
-    Ok(out)
+    match std::io::Read::read_to_string(&mut s, &mut out) {
+        Ok(_) => Ok(out),
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => Err(Error::Unsupported(format!(
+            "{}: the daemon did not answer within {:.1} s (its loop is stuck)",
+            socket.display(),
+            deadline.as_secs_f64()
+        ))),
+        Err(e) => Err(crate::io_err(socket)(e)),
+    }
 }
 
 #[cfg(test)]
@@ -628,6 +651,20 @@ mod tests {
         let e = ctl(Path::new("/nonexistent/floe.sock"), "status").unwrap_err().to_string();
         assert!(e.contains("cannot reach the daemon") && e.contains("is the daemon running"), "{e}");
         assert!(ctl(Path::new("/nonexistent/floe.sock"), "bogus").unwrap_err().to_string().contains("unknown request"));
+    }
+
+    /// A daemon that takes the request and never answers (its loop stuck) makes `floe
+    /// ctl` fail with that said, not wait forever.
+    #[test]
+    fn a_daemon_that_never_answers_is_an_error_not_a_wait() {
+        let dir = crate::scratch_dir("ctl-deadline");
+        let sock = dir.join("stuck.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        let held = std::thread::spawn(move || listener.accept().map(|(s, _)| s));
+        let stuck = ctl_within(&sock, "status", Duration::from_millis(200)).unwrap_err().to_string();
+        assert!(stuck.contains("did not answer within 0.2 s"), "{stuck}");
+        drop(held.join().unwrap());
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     /// What ran between two snapshots of the mapped code pages is unmapped again, and

@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 mod config;
 mod control;
 mod kfile;
+mod log;
 mod observe;
 mod pageout;
 mod procs;
@@ -347,6 +348,9 @@ pub struct Daemon {
     /// What the state database holds, by key, as this daemon last saved or loaded it:
     /// a save of the same text is skipped.
     saved: BTreeMap<String, String>,
+    /// The log's writer (last, so that it is dropped last: the lines of the other
+    /// fields' ends are written before it waits for the queue to drain).
+    logger: log::Logger,
 }
 
 /// What a budget wake-up ([`Daemon::budget_wakes`]) listens for.
@@ -449,6 +453,14 @@ impl Daemon {
     /// The supervisor is `supervisor`'s executable run with its words, then
     /// `--supervise PID` and what it thaws; none with `None` (or in a dry run).
     pub fn new(cfg: Config, supervisor: Option<(&Path, &[&str])>) -> Result<Daemon> {
+        Daemon::new_logging_to(cfg, supervisor, Box::new(std::io::stdout()))
+    }
+
+    /// [`Daemon::new`], its log written to `sink` (by a thread of its own: the loop
+    /// never waits for the sink, see [`log`]).
+    pub fn new_logging_to(cfg: Config, supervisor: Option<(&Path, &[&str])>, sink: Box<dyn Write + Send>) -> Result<Daemon> {
+        let start = Instant::now();
+        let logger = log::Logger::start(sink, start).map_err(crate::io_err("the log's writer thread"))?;
         let hier = Hierarchies::detect()?;
         let policy = floe_policies::make(&cfg.policy).ok_or_else(|| Error::Unsupported(format!("unknown policy `{}`", cfg.policy)))?;
         let setup = policy.setup();
@@ -468,7 +480,7 @@ impl Daemon {
             record::check_run_json(path)?;
         }
         let mut made = Vec::new();
-        let r = Daemon::start(cfg, hier, policy, setup, store, timeline, ctl, supervisor, &mut made);
+        let r = Daemon::start(cfg, hier, policy, setup, store, timeline, ctl, supervisor, (logger, start), &mut made);
         if r.is_err() {
             // Deepest first; a group that holds a process stays (the kernel refuses).
             for d in made.iter().rev() {
@@ -490,6 +502,7 @@ impl Daemon {
         timeline: Option<Timeline>,
         ctl: ControlPlane,
         supervisor: Option<(&Path, &[&str])>,
+        (logger, start): (log::Logger, Instant),
         made: &mut Vec<PathBuf>,
     ) -> Result<Daemon> {
         let dry = cfg.dry_run;
@@ -598,7 +611,8 @@ impl Daemon {
             setup,
             apps,
             fg: None,
-            start: Instant::now(),
+            start,
+            logger,
             cpu_sample: (0, 0),
             util: 0.0,
             supervisor,
@@ -721,7 +735,7 @@ impl Daemon {
         }
         // From here on the database is written by a thread of its own, never the loop.
         let store = d.store.take().expect("the store is the daemon's until here");
-        d.saver = Some(Saver::start(store, d.start).map_err(crate::io_err("the state database's saver thread"))?);
+        d.saver = Some(Saver::start(store, d.logger.log().clone()).map_err(crate::io_err("the state database's saver thread"))?);
         Ok(d)
     }
 
@@ -977,7 +991,7 @@ impl Daemon {
     /// One line to stdout (the journal under systemd). A closed stdout does not stop
     /// the daemon: the line is lost, the daemon goes on.
     fn log(&self, msg: &str) {
-        let _ = writeln!(std::io::stdout(), "{:>10.3} {msg}", self.start.elapsed().as_secs_f64());
+        self.logger.log().line(msg);
     }
 
     /// The index of the app the config names `name`.

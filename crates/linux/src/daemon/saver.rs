@@ -6,13 +6,13 @@
 //! with the kernel's fault-around; [`MappedPages`]), so they are not kept locked beside
 //! the loop's; the next save maps them again, on this thread.
 
+use super::log::Log;
 use super::MappedPages;
 use crate::state::Store;
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a stopping daemon waits for its last save: above SQLite's busy timeout
 /// (5 s), so a save that waited on another connection's lock still ends.
@@ -53,9 +53,8 @@ pub(super) struct Saver {
 }
 
 impl Saver {
-    /// Starts the thread that owns `store`. Its log lines carry the time since `start`,
-    /// as the daemon's do.
-    pub fn start(mut store: Store, start: Instant) -> std::io::Result<Saver> {
+    /// Starts the thread that owns `store`; it logs to `log`, as the daemon does.
+    pub fn start(mut store: Store, log: Log) -> std::io::Result<Saver> {
         let shared = Arc::new(Shared { todo: Mutex::new(Todo::default()), wake: Condvar::new() });
         let (ended_tx, ended) = mpsc::channel::<()>();
         let s = shared.clone();
@@ -76,7 +75,7 @@ impl Saver {
                         m.release_new();
                     }
                     if let Err(e) = r {
-                        let _ = writeln!(std::io::stdout(), "{:>10.3} state: cannot save: {e}", start.elapsed().as_secs_f64());
+                        log.line(&format!("state: cannot save: {e}"));
                         s.lock().failed.extend(batch.into_keys());
                     }
                 }
@@ -129,6 +128,7 @@ impl Drop for Saver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     /// What is handed over is written, the latest text per key, and the last of it
     /// before `finish` returns; a save that fails is reported for the next one.
@@ -136,7 +136,8 @@ mod tests {
     fn handed_saves_are_written_and_failures_reported() {
         let dir = crate::scratch_dir("saver");
         let path = dir.join("s.db");
-        let mut saver = Saver::start(Store::open(&path).unwrap(), Instant::now()).unwrap();
+        let logger = super::super::log::Logger::start(Box::new(std::io::sink()), Instant::now()).unwrap();
+        let mut saver = Saver::start(Store::open(&path).unwrap(), logger.log().clone()).unwrap();
         saver.hand(vec![("a".into(), "1".into()), ("b".into(), "x".into())]);
         saver.hand(vec![("a".into(), "2".into())]);
         assert!(saver.finish(SAVE_ON_EXIT));
@@ -144,7 +145,7 @@ mod tests {
         assert_eq!((s.load("a").unwrap().as_deref(), s.load("b").unwrap().as_deref()), (Some("2"), Some("x")));
         // Another connection holds the write lock: the save waits SQLite's busy
         // timeout, fails, and says which keys.
-        let saver = Saver::start(Store::open(&path).unwrap(), Instant::now()).unwrap();
+        let saver = Saver::start(Store::open(&path).unwrap(), logger.log().clone()).unwrap();
         let other = rusqlite::Connection::open(&path).unwrap();
         other.execute_batch("BEGIN EXCLUSIVE").unwrap();
         let handed = Instant::now();

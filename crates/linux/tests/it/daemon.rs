@@ -113,12 +113,17 @@ struct Running {
 }
 
 fn run(cfg: Config) -> Running {
+    run_logging_to(cfg, Box::new(std::io::stdout()))
+}
+
+/// [`run`], the daemon's log written to `sink`.
+fn run_logging_to(cfg: Config, sink: Box<dyn Write + Send>) -> Running {
     let sock = cfg.socket.clone();
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = std::sync::mpsc::channel();
     let stop2 = stop.clone();
     let thread = std::thread::spawn(move || {
-        let mut d = match Daemon::new(cfg, None) {
+        let mut d = match Daemon::new_logging_to(cfg, None, sink) {
             Ok(d) => d,
             Err(e) => {
                 let _ = tx.send(Err(e.to_string()));
@@ -266,6 +271,43 @@ fn silent_clients_and_a_huge_line_do_not_delay_a_kill() {
     let _ = std::fs::remove_file(&go);
     // A loop serving each client itself would be held 1 s per silent client, 20 s in all.
     assert!(took < Duration::from_secs(8), "{took:?}");
+}
+
+/// A log nobody reads (a journal stalled under memory pressure, a pipe whose reader
+/// stopped) holds neither the loop nor the killer: with the log's pipe full and its
+/// queue overflowing, requests are answered, a cached app over its level is killed,
+/// never the foreground, and the daemon stops when told.
+#[test]
+fn a_log_nobody_reads_holds_neither_the_loop_nor_the_killer() {
+    let mut t = dtest("log");
+    let mut fds = [0; 2];
+    // SAFETY: a two-int buffer for pipe2.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    use std::os::fd::FromRawFd;
+    // SAFETY: fresh descriptors nothing else owns.
+    let (reader, writer) = unsafe { (std::fs::File::from_raw_fd(fds[0]), std::fs::File::from_raw_fd(fds[1])) };
+    let cfg = t.config("android-lmk", &["fg", "bg"], "memory_limit_mib = 64\nminfree_mib = [[900, 24]]\n");
+    let d = run_logging_to(cfg, Box::new(writer));
+    let fg = t.app("fg", 1);
+    assert!(until(Duration::from_secs(10), || ctl(&t.sock(), "status").unwrap().contains(&format!("fg Cached pids [{fg}]"))));
+    assert_eq!(ctl(&t.sock(), "fg fg").unwrap(), "ok\n");
+    // Each refused reclaim of the foreground is a log line: 4,000 of them are several
+    // times what the pipe (64 KiB) and the log's queue hold. Before the log had a
+    // queue of its own, the loop stopped at the pipe's limit, and every request after.
+    for i in 0..4000 {
+        let reply = ctl(&t.sock(), "reclaim fg").unwrap();
+        assert!(reply.contains("refused") || reply.contains("error"), "request {i}: {reply}");
+    }
+    assert!(ctl(&t.sock(), "status").unwrap().contains("fg Foreground"));
+    let go = std::env::temp_dir().join(format!("{}.go", t.tag));
+    let bg = t.app_after("bg", 48, &go);
+    assert!(until(Duration::from_secs(10), || ctl(&t.sock(), "status").unwrap().contains(&format!("bg Cached pids [{bg}]"))));
+    std::fs::write(&go, "").unwrap();
+    assert!(until(Duration::from_secs(8), || !alive(bg)), "the cached app is killed while the log is stalled");
+    assert!(alive(fg), "never the foreground");
+    d.stop();
+    let _ = std::fs::remove_file(&go);
+    drop(reader);
 }
 
 /// The foreground, frozen set and recency are saved when the foreground changes (a

@@ -457,6 +457,19 @@ impl AppGroup {
         }
     }
 
+    /// Lifts the cap [`AppGroup::set_memory_limit`] set (and v2's `memory.high`): the
+    /// group may use all memory again. A group that is not there has no cap to lift.
+    pub fn lift_memory_limit(&self) -> Result<()> {
+        match self.memory_controller() {
+            Some(MemoryController::V1(d)) if d.is_dir() => write(d.join("memory.limit_in_bytes"), "-1"),
+            Some(MemoryController::V2(d)) if d.is_dir() => {
+                write(d.join("memory.high"), "max")?;
+                write(d.join("memory.max"), "max")
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The group's memory use: what a budget counts (charged bytes), its LRU sizes, and
     /// among them the part the kernel can drop cheaply (inactive file).
     pub fn memory_usage(&self) -> Result<GroupMemory> {

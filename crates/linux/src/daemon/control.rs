@@ -519,7 +519,7 @@ impl MappedPages {
 }
 
 /// The supervisor: waits for the daemon to exit, however it exits, and thaws every app
-/// within a second of it.
+/// within a second of it, and lifts the budget's cap.
 pub fn supervise(daemon_pid: i32, root: &str, layout: Option<&str>, unboost: bool) -> Result<()> {
     let h = Hierarchies::detect()?;
     let p = Pidfd::open(daemon_pid)?;
@@ -547,7 +547,9 @@ pub fn supervise(daemon_pid: i32, root: &str, layout: Option<&str>, unboost: boo
     if let Some(l) = layout {
         thaw_layout(&h, l)?;
     }
-    thaw_all(&h, root)
+    thaw_all(&h, root)?;
+    // The budget's cap goes with the daemon that would have killed within it.
+    crate::cgroup::AppGroup::planned(&h, root).lift_memory_limit()
 }
 
 /// Sends one request to a running daemon and returns its answer.

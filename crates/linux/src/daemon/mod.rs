@@ -538,6 +538,13 @@ impl Daemon {
         let emergency = Pages(cfg.emergency_bytes() / 4096);
         let mut budget_wakes = Vec::new();
         let mut notes = Vec::new();
+        if let (None, false) = (budget, dry) {
+            // A cap an earlier daemon's config set goes with the config: left, it would
+            // turn the kernel's OOM killer on apps this daemon thinks unbounded.
+            if let Err(e) = root.lift_memory_limit() {
+                notes.push(format!("budget: cannot lift an earlier memory limit: {e}"));
+            }
+        }
         if let (Some(bytes), false) = (budget, dry) {
             root.set_memory_limit(bytes)?;
             // Wake when use crosses the emergency margin and the lowest level's line
@@ -2062,6 +2069,14 @@ impl Daemon {
             thaw_layout(&self.hier, l)?;
         }
         thaw_all(&self.hier, &self.cfg.cgroup_root)?;
+        if self.cfg.memory_limit_mib.is_some() {
+            // With no daemon to kill within it, the budget would leave the apps to the
+            // kernel's OOM killer.
+            match self.root.lift_memory_limit() {
+                Ok(()) => self.log("budget: lifted the apps' memory limit"),
+                Err(e) => self.log(&format!("budget: cannot lift the apps' memory limit: {e}")),
+            }
+        }
         let left = self.remove_own_groups();
         if !left.is_empty() {
             self.log(&format!("kept {} group(s) that still hold processes: {}", left.len(), left.join(", ")));

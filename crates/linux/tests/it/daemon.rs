@@ -273,6 +273,32 @@ fn silent_clients_and_a_huge_line_do_not_delay_a_kill() {
     assert!(took < Duration::from_secs(8), "{took:?}");
 }
 
+/// The budget's cap lives as long as the config that sets it: a stopping daemon lifts
+/// it (no killer would act within it), and a daemon whose config sets none lifts one an
+/// earlier daemon left (killed, say, before it could), where the kernel's OOM killer
+/// would otherwise take apps this daemon thinks unbounded.
+#[test]
+fn the_budgets_cap_goes_with_its_config() {
+    let mut t = dtest("cap");
+    let limit = |t: &Dtest| -> u64 {
+        let f = t.h.memory_v1.as_ref().unwrap().join(&t.tag).join("memory.limit_in_bytes");
+        std::fs::read_to_string(&f).unwrap().trim().parse().unwrap()
+    };
+    let unlimited = 1u64 << 62;
+    let app = t.app("app", 1);
+    let d = run(t.config("android-lmk", &["app"], "memory_limit_mib = 64\nminfree_mib = [[900, 24]]\n"));
+    assert!(until(Duration::from_secs(10), || ctl(&t.sock(), "status").unwrap().contains(&format!("app Cached pids [{app}]"))));
+    assert_eq!(limit(&t), 64 << 20);
+    d.stop();
+    assert!(limit(&t) > unlimited, "the stopped daemon lifted its cap: {}", limit(&t));
+    // An earlier daemon's cap, left behind; this config sets none.
+    std::fs::write(t.h.memory_v1.as_ref().unwrap().join(&t.tag).join("memory.limit_in_bytes"), (64u64 << 20).to_string()).unwrap();
+    let d = run(t.config("android-lmk", &["app"], ""));
+    assert!(limit(&t) > unlimited, "the cap is lifted at start: {}", limit(&t));
+    d.stop();
+    assert!(alive(app));
+}
+
 /// A log nobody reads (a journal stalled under memory pressure, a pipe whose reader
 /// stopped) holds neither the loop nor the killer: with the log's pipe full and its
 /// queue overflowing, requests are answered, a cached app over its level is killed,

@@ -348,6 +348,8 @@ pub struct Daemon {
     /// What the state database holds, by key, as this daemon last saved or loaded it:
     /// a save of the same text is skipped.
     saved: BTreeMap<String, String>,
+    /// This daemon's hold on its state database and cgroup root ([`Locks`]).
+    _locks: Locks,
     /// The log's writer (last, so that it is dropped last: the lines of the other
     /// fields' ends are written before it waits for the queue to drain).
     logger: log::Logger,
@@ -472,6 +474,15 @@ impl Daemon {
         }
         let ctl = ControlPlane::bind(&cfg.socket, cfg.ctl_gid)?;
         let store = if cfg.dry_run && !cfg.state_db.exists() { Store::in_memory() } else { Store::open(&cfg.state_db) }?;
+        // Before anything is thawed or restored: another daemon's apps and state are
+        // not this one's to touch.
+        let mut locks = Locks::default();
+        if !cfg.dry_run {
+            locks.take(&cfg.state_db, "state_db")?;
+            for dir in cgroup_root_dirs(&hier, &cfg.cgroup_root).filter(|d| d.is_dir()) {
+                locks.take(&dir, "cgroup_root")?;
+            }
+        }
         let timeline = match &cfg.timeline {
             Some(path) => Some(Timeline::open(path, cfg.timeline_ms)?),
             None => None,
@@ -480,7 +491,7 @@ impl Daemon {
             record::check_run_json(path)?;
         }
         let mut made = Vec::new();
-        let r = Daemon::start(cfg, hier, policy, setup, store, timeline, ctl, supervisor, (logger, start), &mut made);
+        let r = Daemon::start(cfg, hier, policy, setup, store, timeline, ctl, supervisor, (logger, start, locks), &mut made);
         if r.is_err() {
             // Deepest first; a group that holds a process stays (the kernel refuses).
             for d in made.iter().rev() {
@@ -502,7 +513,7 @@ impl Daemon {
         timeline: Option<Timeline>,
         ctl: ControlPlane,
         supervisor: Option<(&Path, &[&str])>,
-        (logger, start): (log::Logger, Instant),
+        (logger, start, mut locks): (log::Logger, Instant, Locks),
         made: &mut Vec<PathBuf>,
     ) -> Result<Daemon> {
         let dry = cfg.dry_run;
@@ -522,6 +533,13 @@ impl Daemon {
             }
         }
         let root = create(&cfg.cgroup_root)?;
+        if !dry {
+            // The groups this start made are held too, for the next daemon to find.
+            let new: Vec<PathBuf> = cgroup_root_dirs(&hier, &cfg.cgroup_root).filter(|d| d.is_dir() && !locks.holds(d)).collect();
+            for dir in new {
+                locks.take(&dir, "cgroup_root")?;
+            }
+        }
         if let Some(e) = refaults_unheard(&cfg.policy, &setup, &root) {
             return Err(e);
         }
@@ -620,6 +638,7 @@ impl Daemon {
             fg: None,
             start,
             logger,
+            _locks: locks,
             cpu_sample: (0, 0),
             util: 0.0,
             supervisor,
@@ -2145,6 +2164,43 @@ enum NotDone {
 /// A policy that acts on background refaults (Ice's RPF) cannot run where the app groups
 /// have no memory controller to count them: said up front instead of a daemon that
 /// never hears one.
+/// Exclusive holds (flock) on the files and directories one daemon may own: its state
+/// database and its cgroup root in each hierarchy. A second daemon on either is refused
+/// before it thaws, restores or kills anything; the kernel drops a hold when its
+/// daemon exits, however it exits.
+#[derive(Default)]
+pub(crate) struct Locks(Vec<(PathBuf, std::fs::File)>);
+
+impl Locks {
+    /// Holds `path` (the config's `key`), or says which daemon's it is.
+    fn take(&mut self, path: &Path, key: &str) -> Result<()> {
+        let f = std::fs::File::open(path).map_err(crate::io_err(path))?;
+        // SAFETY: a valid open descriptor; flock has no memory preconditions.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(if e.kind() == std::io::ErrorKind::WouldBlock {
+                Error::Unsupported(format!(
+                    "{}: another floe daemon is running on it (the config's `{key}`): stop that daemon, or give this one its own `{key}`",
+                    path.display()
+                ))
+            } else {
+                crate::io_err(path)(e)
+            });
+        }
+        self.0.push((path.to_path_buf(), f));
+        Ok(())
+    }
+
+    fn holds(&self, path: &Path) -> bool {
+        self.0.iter().any(|(p, _)| p == path)
+    }
+}
+
+/// The cgroup root's directory in each hierarchy floe uses.
+fn cgroup_root_dirs<'a>(h: &'a Hierarchies, root: &'a str) -> impl Iterator<Item = PathBuf> + 'a {
+    [&h.v2, &h.memory_v1, &h.freezer_v1].into_iter().flatten().map(move |d| d.join(root))
+}
+
 fn refaults_unheard(policy: &str, setup: &Setup, root: &AppGroup) -> Option<Error> {
     (setup.events.refaults && root.memory_controller().is_none()).then(|| {
         Error::Unsupported(format!(

@@ -299,6 +299,47 @@ fn the_budgets_cap_goes_with_its_config() {
     assert!(alive(app));
 }
 
+/// A second daemon on a running one's cgroup root or state database is refused before
+/// it touches them: it would thaw the first one's frozen apps and restore its session.
+/// Once the first has stopped, the same config starts.
+#[test]
+fn a_second_daemon_on_the_same_apps_or_state_is_refused() {
+    let mut t = dtest("twice");
+    let app = t.app("app", 1);
+    let d = run(t.config("android-lmk", &["app"], ""));
+    assert!(until(Duration::from_secs(10), || ctl(&t.sock(), "status").unwrap().contains(&format!("app Cached pids [{app}]"))));
+    // Frozen by hand, as a policy would: a daemon starting on the same root thaws it.
+    let freeze = t.h.v2.as_ref().unwrap().join(&t.tag).join("app/cgroup.freeze");
+    std::fs::write(&freeze, "1").unwrap();
+    let frozen = || std::fs::read_to_string(&freeze).unwrap().trim() == "1";
+    let other_sock = PathBuf::from(format!("/tmp/{}-2.sock", t.tag));
+    let other_db = PathBuf::from(format!("/tmp/{}-2.db", t.tag));
+    let with = |root: &str, db: &Path| {
+        let text = format!(
+            "policy = \"android-lmk\"\ncgroup_root = \"{root}\"\nsocket = \"{}\"\nstate_db = \"{}\"\n[[app]]\nname = \"app\"\ncmdline = \"{}-app\"\n",
+            other_sock.display(),
+            db.display(),
+            t.tag
+        );
+        Config::parse("second.toml", &text).unwrap()
+    };
+    for (what, cfg) in [("cgroup_root", with(&t.tag, &other_db)), ("state_db", with(&format!("{}-2", t.tag), &t.db()))] {
+        let e = Daemon::new(cfg, None).err().unwrap_or_else(|| panic!("a second daemon on the same {what} starts"));
+        assert!(e.to_string().contains("another floe daemon is running on it") && e.to_string().contains(what), "{e}");
+        assert!(frozen(), "the second daemon thawed nothing");
+    }
+    assert!(ctl(&t.sock(), "status").unwrap().contains(&format!("app Cached pids [{app}]")));
+    d.stop();
+    let again = run(t.config("android-lmk", &["app"], ""));
+    again.stop();
+    for p in [other_sock, other_db] {
+        let _ = std::fs::remove_file(p);
+    }
+    for h in [&t.h.v2, &t.h.memory_v1, &t.h.freezer_v1].into_iter().flatten() {
+        let _ = std::fs::remove_dir(h.join(format!("{}-2", t.tag)));
+    }
+}
+
 /// A log nobody reads (a journal stalled under memory pressure, a pipe whose reader
 /// stopped) holds neither the loop nor the killer: with the log's pipe full and its
 /// queue overflowing, requests are answered, a cached app over its level is killed,

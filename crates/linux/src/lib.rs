@@ -56,7 +56,16 @@ pub(crate) fn read(path: impl AsRef<std::path::Path>) -> Result<String> {
 /// file ignores), and refused unless it is a regular file.
 pub(crate) fn open_regular(path: &std::path::Path, options: &mut std::fs::OpenOptions, mode: u32) -> Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    let f = options.mode(mode).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).map_err(io_err(path))?;
+    if path.as_os_str().is_empty() {
+        return Err(Error::Unsupported("must be a path (a file to write), got \"\"".into()));
+    }
+    let f = options.mode(mode).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) => {
+            Error::Unsupported(format!("{}: is a symbolic link (refused: root would write where it points)", path.display()))
+        }
+        Some(libc::EISDIR) => Error::Unsupported(format!("{}: is a directory, not a file", path.display())),
+        _ => io_err(path)(e),
+    })?;
     if !f.metadata().is_ok_and(|m| m.is_file()) {
         return Err(Error::Unsupported(format!("{}: not a regular file", path.display())));
     }
@@ -86,7 +95,12 @@ mod tests {
         let f = open_regular(&file, &mut opts(), 0o640).unwrap();
         assert_eq!(f.metadata().unwrap().permissions().mode() & 0o777, 0o640);
         std::os::unix::fs::symlink(&file, &link).unwrap();
-        assert!(open_regular(&link, &mut opts(), 0o640).is_err(), "a link is not followed");
+        let e = open_regular(&link, &mut opts(), 0o640).unwrap_err().to_string();
+        assert!(e.ends_with("is a symbolic link (refused: root would write where it points)"), "a link is not followed: {e}");
+        let e = open_regular(dir.path(), &mut opts(), 0o640).unwrap_err().to_string();
+        assert!(e.ends_with("is a directory, not a file"), "{e}");
+        let e = open_regular(std::path::Path::new(""), &mut opts(), 0o640).unwrap_err().to_string();
+        assert!(e.contains("must be a path"), "{e}");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: a valid C string; mkfifo has no other precondition.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);

@@ -1028,8 +1028,9 @@ fn an_adopted_uid_pid_layout_is_frozen_at_the_uid_level_and_left_as_it_was() {
     assert!(log.lock().unwrap().iter().any(|l| l.contains("freeze uid_10002")), "{:?}", log.lock().unwrap());
 }
 
-/// A clean stop removes the groups floe made that no longer hold a process, and keeps
-/// (and names) those that do: an app still running keeps its group and the root.
+/// A clean stop (here on SIGHUP) removes the groups floe made that no longer hold a
+/// process, and keeps (and names) those that do: an app still running keeps its group
+/// and the root.
 #[test]
 fn a_clean_stop_removes_floes_empty_groups_and_keeps_busy_ones() {
     let _alone = crate::alone();
@@ -1049,8 +1050,10 @@ fn a_clean_stop_removes_floes_empty_groups_and_keeps_busy_ones() {
     gone.wait().unwrap();
     let procs = |d: &Path| std::fs::read_to_string(d.join("cgroup.procs")).unwrap_or_default();
     wait_for("gone's group empty", Duration::from_secs(5), || procs(&v2.join(&tag).join("gone")).trim().is_empty());
-    assert!(Command::new("kill").args(["-TERM", &daemon.id().to_string()]).status().unwrap().success());
-    assert!(daemon.wait().unwrap().success(), "the daemon stops cleanly on SIGTERM");
+    // SIGHUP (a closed terminal, a service manager's reload) stops it as SIGTERM does
+    // (SIGTERM's stops are the other tests').
+    assert!(Command::new("kill").args(["-HUP", &daemon.id().to_string()]).status().unwrap().success());
+    assert!(daemon.wait().unwrap().success(), "the daemon stops cleanly on SIGHUP");
     for base in [&v2, &mem] {
         assert!(!base.join(&tag).join("gone").exists(), "{}: the empty group is removed", base.display());
         assert!(base.join(&tag).join("busy").is_dir() && base.join(&tag).is_dir(), "{}: busy groups stay", base.display());

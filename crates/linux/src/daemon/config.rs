@@ -310,11 +310,18 @@ impl Config {
         if let Some(m) = not_a(&c.state_db, "regular file", |t| t.is_file()) {
             return err("state_db", m);
         }
-        if let Some(m) = c.timeline.as_deref().and_then(|t| not_a(t, "regular file", |t| t.is_file())) {
-            return err("timeline", m);
-        }
-        if let Some(m) = c.run_json.as_deref().and_then(|t| not_a(t, "regular file", |t| t.is_file())) {
-            return err("run_json", m);
+        for (key, path) in [("timeline", &c.timeline), ("run_json", &c.run_json)] {
+            match path.as_deref() {
+                Some(p) if p.as_os_str().is_empty() => {
+                    return err(key, "must be a path (a file to write), got \"\"; leave the key out for none".into())
+                }
+                Some(p) => {
+                    if let Some(m) = not_a(p, "regular file", |t| t.is_file()) {
+                        return err(key, m);
+                    }
+                }
+                None => {}
+            }
         }
         if !(10..=60_000).contains(&c.sample_ms) {
             return err("sample_ms", format!("must be 10..=60000, got {}", c.sample_ms));
@@ -606,6 +613,8 @@ mod tests {
             ("timeline = \"/dev/null\"\n".into(), 1, "timeline", "not a regular file"),
             (format!("run_json = \"{l}\"\n"), 1, "run_json", "symbolic link"),
             (format!("\nrun_json = \"{d}\"\n"), 2, "run_json", "not a regular file"),
+            ("run_json = \"\"\n".into(), 1, "run_json", "must be a path"),
+            ("\ntimeline = \"\"\n".into(), 2, "timeline", "must be a path"),
             ("policy = \"ice\"\nsample_ms = 0\n".into(), 2, "sample_ms", "10..=60000"),
             ("idle_sample_ms = 1\n".into(), 1, "idle_sample_ms", "got 1"),
             ("discover_ms = 18446744073709551615\n".into(), 1, "discover_ms", "too large"),

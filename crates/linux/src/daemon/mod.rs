@@ -426,7 +426,8 @@ struct Timeline {
 impl Timeline {
     /// Opens (or appends to) the timeline file; the header goes only into an empty one.
     fn open(path: &Path, every_ms: u64) -> Result<Timeline> {
-        let f = crate::open_regular(path, std::fs::OpenOptions::new().create(true).append(true), 0o640)?;
+        let f = crate::open_regular(path, std::fs::OpenOptions::new().create(true).append(true), 0o640)
+            .map_err(|e| Error::Unsupported(format!("timeline: {e}")))?;
         let empty = f.metadata().map(|m| m.len() == 0).unwrap_or(true);
         let every = Duration::from_millis(every_ms);
         let kswapd = kswapd_pids();
@@ -1833,7 +1834,8 @@ impl Daemon {
         }
     }
 
-    /// Runs until SIGTERM or SIGINT; thaws everything on the way out. The daemon first
+    /// Runs until SIGTERM, SIGINT or SIGHUP (a stop: there is no configuration to
+    /// reload); thaws everything on the way out. The daemon first
     /// makes itself the last thing the kernel's OOM killer takes and locks its memory
     /// ([`protect_self`]).
     pub fn run(&mut self) -> Result<()> {
@@ -1846,7 +1848,7 @@ impl Daemon {
             self.stop_wake = Some(unsafe { OwnedFd::from_raw_fd(fds[0]) });
             STOP_POKE.store(fds[1], Ordering::SeqCst);
         }
-        for sig in [libc::SIGTERM, libc::SIGINT] {
+        for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
             // SAFETY: installing an async-signal-safe handler that only stores an atomic.
             unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
         }

@@ -92,17 +92,24 @@ impl Daemon {
 
 /// Whether the run's record can go to `path` when the daemon stops, checked at its
 /// start: a regular file or none yet (never a link, which would have root write where
-/// it points), in a directory that exists.
+/// it points), in a directory that exists, that this daemon can open to write (it is
+/// opened, made if it is not there, and left as it is until the daemon stops).
 pub(super) fn check_run_json(path: &Path) -> Result<()> {
     let bad = |why: String| Err(Error::Unsupported(format!("run_json: {why}")));
     if let Some(why) = super::config::not_a(path, "regular file", |t| t.is_file()) {
         return bad(why);
     }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if path.as_os_str().is_empty() {
+        return bad("must be a path (a file to write), got \"\"".into());
+    }
     if !dir.is_dir() {
         return bad(format!("{}: {} is not a directory", path.display(), dir.display()));
     }
-    Ok(())
+    match crate::open_regular(path, std::fs::OpenOptions::new().create(true).write(true), 0o640) {
+        Ok(_) => Ok(()),
+        Err(e) => bad(format!("cannot be written: {e}")),
+    }
 }
 
 #[cfg(test)]
@@ -123,5 +130,15 @@ mod tests {
         let link = dir.path().join("link.json");
         std::os::unix::fs::symlink(&ok, &link).unwrap();
         assert!(check_run_json(&link).unwrap_err().to_string().contains("symbolic link"));
+        // Where nothing can be written, the start fails, not the stop.
+        for nowhere in ["/proc/floe-run.json", "/sys/floe-run.json", ""] {
+            let e = check_run_json(Path::new(nowhere)).unwrap_err().to_string();
+            assert!(e.starts_with("run_json: ") && (e.contains("cannot be written") || e.contains("must be a path")), "{nowhere:?}: {e}");
+            assert!(!Path::new(nowhere).exists() || nowhere.is_empty());
+        }
+        let fresh = dir.path().join("fresh.json");
+        check_run_json(&fresh).unwrap();
+        assert_eq!(std::fs::read_to_string(&fresh).unwrap(), "", "made empty at start, written at stop");
+        assert_eq!(std::fs::read_to_string(&ok).unwrap(), "{}", "an earlier record stays until the stop replaces it");
     }
 }

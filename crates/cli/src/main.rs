@@ -358,13 +358,17 @@ fn main() {
         Cmd::Daemon(a) => daemon_cmd::run(a, &["daemon"]),
         Cmd::State { db, policy, set } => state(&db, policy.as_deref(), set.as_deref()),
         Cmd::Ctl { socket, request } => {
-            floe_linux::daemon::ctl(std::path::Path::new(&socket), &request.join(" ")).map_err(anyhow::Error::from).and_then(|out| {
-                out!("{out}");
-                match out.strip_prefix("error: ") {
+            // The answer goes to stdout, a refusal to stderr only (with status 2), so
+            // that a script reading stdout never takes an error for an answer.
+            floe_linux::daemon::ctl(std::path::Path::new(&socket), &request.join(" ")).map_err(anyhow::Error::from).and_then(
+                |out| match out.strip_prefix("error: ") {
                     Some(e) => Err(anyhow::anyhow!("{}", e.trim())),
-                    None => Ok(()),
-                }
-            })
+                    None => {
+                        out!("{out}");
+                        Ok(())
+                    }
+                },
+            )
         }
     };
     // Standard output is line-buffered: what is left is written (and may fail) here.

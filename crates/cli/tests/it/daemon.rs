@@ -1045,6 +1045,10 @@ fn a_clean_stop_removes_floes_empty_groups_and_keeps_busy_ones() {
     wait_adopted(&sock, 2);
     // A launch the user saw end after 120 ms, for the run's record.
     ctl(&sock, &["fg", "busy"]);
+    // A time no launch takes (a typo) is refused, and leaves the launch to report.
+    let typo = Command::new(env!("CARGO_BIN_EXE_floe")).args(["ctl", "--socket", &sock, "launch-done", "busy", "1e18"]).output().unwrap();
+    assert!(!typo.status.success() && String::from_utf8_lossy(&typo.stderr).contains("from 0 to 600000"), "{typo:?}");
+    assert!(typo.stdout.is_empty(), "a refusal is said once, on stderr: {typo:?}");
     ctl(&sock, &["launch-done", "busy", "120"]);
     gone.kill().unwrap();
     gone.wait().unwrap();

@@ -60,7 +60,7 @@ pub struct Config {
     /// Default: AOSP ProcessList's mOomMinFreeHigh (72, 90, 108, 126, 144, 180 MiB for
     /// adj 0, 100, 200, 250, 900, 950). A policy's own kill threshold (selective)
     /// replaces the table.
-    #[serde(default = "default_minfree")]
+    #[serde(default = "default_minfree", deserialize_with = "levels")]
     pub minfree_mib: Vec<(i32, f64)>,
     /// Which killer runs for policies that keep Android's: "minfree" (the table above,
     /// each sample); "psi", Android 10 lmkd's default: triggers on /proc/pressure/memory
@@ -231,6 +231,34 @@ fn default_timeline_ms() -> u64 {
 const EMERGENCY_MIB: u64 = 32;
 /// src: AOSP frameworks/base ProcessList.java (Android 10), mOomAdj and mOomMinFreeHigh
 /// (KB / 1024), at scale 1.
+/// The killer's levels, each exactly `[oom_adj, MiB]`: a third value (a typo, a level
+/// meant for another table) is an error, not ignored.
+fn levels<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<(i32, f64)>, D::Error> {
+    struct Level(i32, f64);
+    impl<'de> Deserialize<'de> for Level {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Level, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Level;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("a level [oom_adj, MiB]")
+                }
+                fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Level, A::Error> {
+                    use serde::de::Error;
+                    let adj = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(0, &self))?;
+                    let mib = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(1, &self))?;
+                    if seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                        return Err(A::Error::custom("a level is [oom_adj, MiB], two values; this one has more"));
+                    }
+                    Ok(Level(adj, mib))
+                }
+            }
+            d.deserialize_seq(V)
+        }
+    }
+    Ok(Vec::<Level>::deserialize(d)?.into_iter().map(|Level(a, m)| (a, m)).collect())
+}
+
 fn default_minfree() -> Vec<(i32, f64)> {
     vec![(0, 72.0), (100, 90.0), (200, 108.0), (250, 126.0), (900, 144.0), (950, 180.0)]
 }
@@ -572,6 +600,9 @@ mod tests {
             ("minfree_mib = [[0, 1e300]]\n".into(), 1, "minfree_mib[0]", "1e300"),
             ("minfree_mib = [[0, nan]]\n".into(), 1, "minfree_mib[0]", "MiB >= 0"),
             ("minfree_mib = [[2000, 10]]\n".into(), 1, "minfree_mib[0]", "-1000..=1000"),
+            ("minfree_mib = [[0, 72, 5]]\n".into(), 1, "minfree_mib", "two values; this one has more"),
+            ("\nminfree_mib = [[0, 72], [100, 90, \"junk\"]]\n".into(), 2, "minfree_mib", "two values; this one has more"),
+            ("minfree_mib = [[0]]\n".into(), 1, "minfree_mib", "invalid length 1"),
             (app("cmdline = \"\""), 3, "app.cmdline", "matches every process"),
             (app("cmdline = \"   \""), 3, "app.cmdline", "matches every process"),
             (app("exe = \"python3\""), 3, "app.exe", "not an absolute path"),

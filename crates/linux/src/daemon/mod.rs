@@ -234,6 +234,11 @@ const STOP_CHECK: Duration = Duration::from_secs(1);
 /// are met on it, so that deadlines a little apart cost one wake-up, not several.
 const COALESCE: Duration = Duration::from_millis(5);
 
+/// The longest launch `floe ctl launch-done APP MS` may report, ms: ten minutes, longer
+/// than any launch, so that a typo (a time in µs, a stray digit) cannot make the run's
+/// launch figures meaningless.
+const LAUNCH_MS_MAX: f64 = 600_000.0;
+
 /// The state database key of the daemon's own session ([`Session`]).
 pub const SESSION_KEY: &str = "floe/session";
 
@@ -1675,17 +1680,16 @@ impl Daemon {
     /// since the `fg` request.
     fn launch_done(&mut self, name: &str, ms: Option<&str>) -> std::result::Result<(), String> {
         let i = self.app_named(name)?;
-        let (since, kind) = self.apps[i].launching.take().ok_or_else(|| format!("`{name}` is not launching (send `fg {name}` first)"))?;
-        let latency = match ms {
-            Some(ms) => {
-                let ms: f64 = ms.parse().map_err(|_| format!("launch time `{ms}` is not a number of milliseconds"))?;
-                if !(ms >= 0.0 && ms.is_finite()) {
-                    return Err(format!("launch time `{ms}` must be 0 or more"));
-                }
-                Nanos((ms * 1e6) as u64)
-            }
-            None => Nanos(since.elapsed().as_nanos() as u64),
+        // Checked before the launch is taken: a mistyped time leaves it to report again.
+        let given = match ms {
+            Some(text) => match text.parse::<f64>() {
+                Ok(ms) if (0.0..=LAUNCH_MS_MAX).contains(&ms) => Some(Nanos((ms * 1e6) as u64)),
+                _ => return Err(format!("launch time `{text}`: must be a number of milliseconds from 0 to {LAUNCH_MS_MAX}")),
+            },
+            None => None,
         };
+        let (since, kind) = self.apps[i].launching.take().ok_or_else(|| format!("`{name}` is not launching (send `fg {name}` first)"))?;
+        let latency = given.unwrap_or_else(|| Nanos(since.elapsed().as_nanos() as u64));
         self.launches.push(floe_core::LaunchLog::new(name, kind, latency.0 as f64 / 1e6, 0));
         self.pending.push(Event::LaunchDone { app: AppId(i as u16), kind, latency });
         self.end_switch(Some(i));

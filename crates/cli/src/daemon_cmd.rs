@@ -88,6 +88,9 @@ pub fn run(a: DaemonArgs, prefix: &[&str]) -> Result<()> {
             missing.push(v.mechanism);
         }
     }
+    if let Some(why) = floe_linux::daemon::refuses(policy) {
+        bail!("{why}: the daemon refuses it whatever the kernel offers");
+    }
     if !missing.is_empty() {
         bail!("policy `{policy}` needs what this kernel does not offer: {}", missing.join(", "));
     }

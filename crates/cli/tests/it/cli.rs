@@ -579,6 +579,13 @@ fn daemon_check_passes_on_this_machine_and_the_sample_config_is_valid() {
         String::from_utf8_lossy(&asap.stdout)
     );
     assert!(!line("asap", "readahead").contains("optional"));
+    // SEAL's levels the daemon does not drive: --check fails as the start would, for
+    // that reason, whatever the kernel offers.
+    for policy in ["seal", "llr", "llr-hpl"] {
+        let out = floe(&["daemon", "--check", "--policy", policy]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.code() == Some(2) && err.contains("the daemon refuses it whatever the kernel offers"), "{policy}: {err}");
+    }
 }
 
 #[test]

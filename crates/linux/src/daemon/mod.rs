@@ -472,11 +472,8 @@ impl Daemon {
         let hier = Hierarchies::detect()?;
         let policy = floe_policies::make(&cfg.policy).ok_or_else(|| Error::Unsupported(format!("unknown policy `{}`", cfg.policy)))?;
         let setup = policy.setup();
-        if setup.seal.is_some() {
-            return Err(Error::Unsupported(format!(
-                "policy `{}` places pages between SL1 (zram) and SL2 (flash); Linux can move chosen pages there only by zram writeback (CONFIG_ZRAM_WRITEBACK, per-page since 6.x), which this backend does not drive yet (`floe daemon --check --policy seal` shows whether the kernel has it)",
-                cfg.policy
-            )));
+        if let Some(why) = refuses(&cfg.policy) {
+            return Err(Error::Unsupported(why));
         }
         let ctl = ControlPlane::bind(&cfg.socket, cfg.ctl_gid)?;
         let store = if cfg.dry_run && !cfg.state_db.exists() { Store::in_memory() } else { Store::open(&cfg.state_db) }?;
@@ -2170,6 +2167,15 @@ enum NotDone {
 /// A policy that acts on background refaults (Ice's RPF) cannot run where the app groups
 /// have no memory controller to count them: said up front instead of a daemon that
 /// never hears one.
+/// Why the daemon does not run `policy` on any kernel, if it does not: `floe daemon
+/// --check` fails for it as the daemon's start would.
+pub fn refuses(policy: &str) -> Option<String> {
+    let setup = floe_policies::make(policy)?.setup();
+    setup.seal.is_some().then(|| format!(
+        "policy `{policy}` places pages between SL1 (zram) and SL2 (flash); Linux can move chosen pages there only by zram writeback (CONFIG_ZRAM_WRITEBACK, per-page since 6.x), which this backend does not drive yet"
+    ))
+}
+
 /// Exclusive holds (flock) on the files and directories one daemon may own: its state
 /// database and its cgroup root in each hierarchy. A second daemon on either is refused
 /// before it thaws, restores or kills anything; the kernel drops a hold when its

@@ -438,6 +438,9 @@ impl Config {
             }
         }
         let mut warnings = Vec::new();
+        if c.ctl_gid == Some(u32::MAX) {
+            return err("ctl_gid", "4294967295 is (gid_t)-1, which chown takes as \"leave the group\": no group would be granted the socket; leave the key out for root only".into());
+        }
         for (i, p) in c.protected.iter().enumerate() {
             if p.is_empty() || p.len() > 15 {
                 let key = format!("protected[{i}]");
@@ -478,6 +481,12 @@ impl Config {
                         ),
                     ));
                 }
+                if std::path::Path::new(exe).is_dir() {
+                    return Err(at(
+                        "exe",
+                        format!("app `{}`: `{exe}` is a directory; /proc/PID/exe is a program, so the rule would never match", a.name),
+                    ));
+                }
                 match std::fs::canonicalize(exe) {
                     Ok(real) if real != std::path::Path::new(exe) => warnings.push(at(
                         "exe",
@@ -513,6 +522,28 @@ impl Config {
                     ),
                 ));
             }
+        }
+        if c.minfree_mib.is_empty() {
+            warnings.push(input.error("minfree_mib", "no levels: the killer acts only below the emergency margin (emergency_mib)"));
+        }
+        for (i, w) in c.minfree_mib.windows(2).enumerate() {
+            if w[1].1 < w[0].1 {
+                let key = format!("minfree_mib[{}]", i + 1);
+                warnings.push(input.error_at(
+                    &key,
+                    &key,
+                    format!(
+                        "level {} MiB at adj {} is below the level of adj {} ({} MiB): it never decides a kill (levels rise with oom_adj, as Android's minfree does)",
+                        num(w[1].1),
+                        w[1].0,
+                        w[0].0,
+                        num(w[0].1)
+                    ),
+                ));
+            }
+        }
+        if c.apps.is_empty() && c.adopt_layout.is_none() {
+            warnings.push(input.error("policy", "no [[app]]: the daemon manages no app (add one [[app]] table per app, or adopt_layout)"));
         }
         c.warnings = warnings;
         Ok(c)
@@ -653,6 +684,8 @@ mod tests {
             ("timeline_ms = 1\n".into(), 1, "timeline_ms", "100..=3600000"),
             ("policy = \"nope\"\n".into(), 1, "policy", "unknown policy"),
             ("ctl_gid = -1\n".into(), 1, "ctl_gid", "invalid value"),
+            ("\nctl_gid = 4294967295\n".into(), 2, "ctl_gid", "(gid_t)-1"),
+            ("[[app]]\nname = \"a\"\nexe = \"/usr/bin\"\n".into(), 3, "app.exe", "is a directory"),
             ("adopt_layout = \"apps\"\n[[app]]\nname = \"a\"\ncmdline = \"x\"\nuid = 3\n".into(), 4, "app.cmdline", "by `uid` only"),
         ];
         let wrong: Vec<String> = cases
@@ -679,6 +712,14 @@ mod tests {
         assert!(c.warnings[0].message.contains("resolves to") && c.warnings[0].message.contains("precious.txt"), "{}", c.warnings[0]);
         let c = Config::parse_on("f.toml", "protected = [\"systemd-journald\"]\n", &host).unwrap();
         assert_eq!(c.warnings[0].field.as_deref(), Some("protected[0]"));
+        assert!(c.warnings[1].message.contains("no [[app]]"), "{}", c.warnings[1]);
+        let c = Config::parse_on("f.toml", &app("cmdline = \"x\"\nminfree_mib = []"), &host);
+        assert!(c.is_err(), "minfree_mib inside [[app]] is no key of an app");
+        let c = Config::parse_on("f.toml", &format!("minfree_mib = []\n{}", app("cmdline = \"x\"")), &host).unwrap();
+        assert!(c.warnings[0].message.contains("no levels"), "{}", c.warnings[0]);
+        let c = Config::parse_on("f.toml", &format!("minfree_mib = [[0, 100],\n [900, 10]]\n{}", app("cmdline = \"x\"")), &host).unwrap();
+        assert_eq!((c.warnings[0].line, c.warnings[0].field.as_deref()), (Some(2), Some("minfree_mib[1]")));
+        assert!(c.warnings[0].message.contains("never decides a kill"), "{}", c.warnings[0]);
         // What is fine passes without a warning: a plain name with dots, a budget within
         // RAM, an existing socket path's absence.
         let ok = format!(

@@ -475,8 +475,14 @@ impl Daemon {
         if let Some(why) = refuses(&cfg.policy) {
             return Err(Error::Unsupported(why));
         }
-        let ctl = ControlPlane::bind(&cfg.socket, cfg.ctl_gid)?;
-        let store = if cfg.dry_run && !cfg.state_db.exists() { Store::in_memory() } else { Store::open(&cfg.state_db) }?;
+        // What fails here names the config's key: a path alone does not say which.
+        let keyed = |key: &'static str| move |e: Error| Error::Unsupported(format!("{key}: {e}"));
+        if let Some(dir) = cfg.socket.parent().filter(|d| !d.is_dir()) {
+            return Err(Error::Unsupported(format!("socket: {}: directory {} does not exist", cfg.socket.display(), dir.display())));
+        }
+        let ctl = ControlPlane::bind(&cfg.socket, cfg.ctl_gid).map_err(keyed("socket"))?;
+        let store = if cfg.dry_run && !cfg.state_db.exists() { Store::in_memory() } else { Store::open(&cfg.state_db) }
+            .map_err(keyed("state_db"))?;
         // Before anything is thawed or restored: another daemon's apps and state are
         // not this one's to touch.
         let mut locks = Locks::default();

@@ -104,7 +104,8 @@ pub(super) fn check_run_json(path: &Path) -> Result<()> {
         return bad("must be a path (a file to write), got \"\"".into());
     }
     if !dir.is_dir() {
-        return bad(format!("{}: {} is not a directory", path.display(), dir.display()));
+        let what = if dir.exists() { "is not a directory" } else { "does not exist" };
+        return bad(format!("{}: {} {what}", path.display(), dir.display()));
     }
     match crate::open_regular(path, std::fs::OpenOptions::new().create(true).write(true), 0o640) {
         Ok(_) => Ok(()),
@@ -124,7 +125,10 @@ mod tests {
         std::fs::write(&ok, "{}").unwrap();
         assert!(check_run_json(&ok).is_ok(), "a file it will replace");
         let e = check_run_json(&dir.path().join("no-dir/run.json")).unwrap_err().to_string();
-        assert!(e.starts_with("run_json: ") && e.ends_with("no-dir is not a directory"), "{e}");
+        assert!(e.starts_with("run_json: ") && e.ends_with("no-dir does not exist"), "{e}");
+        std::fs::write(dir.path().join("plain"), "").unwrap();
+        let e = check_run_json(&dir.path().join("plain/run.json")).unwrap_err().to_string();
+        assert!(e.ends_with("plain is not a directory"), "{e}");
         let e = check_run_json(dir.path()).unwrap_err().to_string();
         assert!(e.contains("exists and is not a regular file"), "{e}");
         let link = dir.path().join("link.json");

@@ -496,6 +496,19 @@ fn a_failed_start_removes_the_groups_it_made() {
     let e = Daemon::new(t.config("ice", &["a"], ""), None).err().expect("refused").to_string();
     assert!(e.contains("another daemon is listening"), "{e}");
     first.stop();
+    // A path that cannot be used is named with its key, before anything is made.
+    let mut cfg = t.config("ice", &["a"], "");
+    cfg.socket = PathBuf::from(format!("/tmp/{}-nodir/floe.sock", t.tag));
+    let e = Daemon::new(cfg, None).err().expect("refused").to_string();
+    assert!(e.starts_with("socket: ") && e.ends_with("-nodir does not exist"), "{e}");
+    let mut cfg = t.config("ice", &["a"], "");
+    cfg.state_db = PathBuf::from("/proc/floe-state.db");
+    let e = Daemon::new(cfg, None).err().expect("refused").to_string();
+    assert!(e.starts_with("state_db: /proc/floe-state.db"), "{e}");
+    assert!(!t.sock().exists(), "the socket bound before goes with the failed start");
+    for root in t.roots() {
+        assert!(!root.exists(), "{} left behind", root.display());
+    }
 }
 
 /// A process moved into an app's v1 memory group brings its memory's charge with it

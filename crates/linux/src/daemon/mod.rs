@@ -698,6 +698,13 @@ impl Daemon {
         for w in std::mem::take(&mut d.cfg.warnings) {
             d.log(&format!("config: warning: {w}"));
         }
+        if let Some(l) = &d.cfg.adopt_layout {
+            let dir = d.hier.v2.as_ref().map(|v2| v2.join(l));
+            if !dir.as_ref().is_some_and(|dir| dir.is_dir()) {
+                let at = dir.map_or("no cgroup v2 mount".to_string(), |dir| format!("no group {}", dir.display()));
+                d.log(&format!("config: warning: adopt_layout `{l}`: {at} (yet): no app is managed until its uid_N groups appear"));
+            }
+        }
         for n in notes {
             d.log(&n);
         }

@@ -6,8 +6,11 @@
 //! with it; the budget's v1 pressure level wakes the daemon; after a long idle spell
 //! the budget's event kills at once, on the apps as they are then; an idle daemon
 //! writes nothing to its state database; Ice's MDT gets its high-water mark from the
-//! config and sets it against MemAvailable. Each test owns its groups
-//! (`floe-dtest-PID-TAG`), processes, socket and state database, and removes them.
+//! config and sets it against MemAvailable; a log nobody reads holds neither the loop
+//! nor the killer; the budget's cap goes with its config; a second daemon on the same
+//! apps or state is refused; a missing layout to adopt is warned about. Each test owns
+//! its groups (`floe-dtest-PID-TAG`), processes, socket and state database, and
+//! removes them.
 
 use floe_linux::cgroup::Hierarchies;
 use floe_linux::daemon::{ctl, Config, Daemon};
@@ -338,6 +341,29 @@ fn a_second_daemon_on_the_same_apps_or_state_is_refused() {
     for h in [&t.h.v2, &t.h.memory_v1, &t.h.freezer_v1].into_iter().flatten() {
         let _ = std::fs::remove_dir(h.join(format!("{}-2", t.tag)));
     }
+}
+
+/// A layout to adopt that is not there is said at start, not left to look like a
+/// daemon with nothing to do.
+#[test]
+fn a_missing_layout_to_adopt_is_warned_about() {
+    #[derive(Clone, Default)]
+    struct Kept(Arc<std::sync::Mutex<Vec<u8>>>);
+    impl Write for Kept {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let t = dtest("nolayout");
+    let kept = Kept::default();
+    let d = run_logging_to(t.config("ice", &[], &format!("adopt_layout = \"{}-layout\"\ndry_run = true\n", t.tag)), Box::new(kept.clone()));
+    d.stop();
+    let text = String::from_utf8(kept.0.lock().unwrap().clone()).unwrap();
+    assert!(text.contains(&format!("adopt_layout `{}-layout`: no group", t.tag)) && text.contains("no app is managed"), "{text}");
 }
 
 /// A log nobody reads (a journal stalled under memory pressure, a pipe whose reader

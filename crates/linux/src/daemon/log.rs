@@ -52,7 +52,8 @@ impl Logger {
         let dropped = Arc::new(AtomicU64::new(0));
         let (ended_tx, ended) = mpsc::channel::<()>();
         let counted = dropped.clone();
-        std::thread::Builder::new().name("floe-log".into()).spawn(move || {
+        // A small stack, as the control threads': the writer formats one line at a time.
+        std::thread::Builder::new().name("floe-log".into()).stack_size(128 << 10).spawn(move || {
             let _ended = ended_tx;
             for text in rx {
                 let _ = sink.write_all(text.as_bytes());

@@ -10,8 +10,9 @@ use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Lines the queue holds before it drops new ones: minutes of a busy daemon's log.
-pub const LOG_QUEUE: usize = 1024;
+/// Lines the queue holds before it drops new ones: minutes of a busy daemon's log (a
+/// line comes with an action or a refusal), in 8 KiB of slots allocated at start.
+pub const LOG_QUEUE: usize = 256;
 
 /// How long a stopping daemon waits for its last lines to be written: a reader that
 /// is stuck does not keep it from exiting.

@@ -534,6 +534,17 @@ pub fn supervise(daemon_pid: i32, root: &str, layout: Option<&str>, unboost: boo
             }
         }
     }
+    undo_after_exit(&h, root, layout, unboost).map(|_| ())
+}
+
+/// What a supervisor undoes once its daemon has exited: the foreground's boost, the
+/// freezes and the budget's cap under `root` (and `layout`). Returns false, undoing
+/// nothing, when a daemon started since holds `root` ([`super::Locks`]): the apps, their
+/// freezes and the cap are that daemon's now.
+pub fn undo_after_exit(h: &Hierarchies, root: &str, layout: Option<&str>, unboost: bool) -> Result<bool> {
+    let Some(_held) = super::Locks::unless_held(h, root)? else {
+        return Ok(false);
+    };
     if unboost {
         // The foreground app the daemon left at nice -10 goes back to 0 (a process the
         // user reniced to another value is left alone).
@@ -545,11 +556,12 @@ pub fn supervise(daemon_pid: i32, root: &str, layout: Option<&str>, unboost: boo
         }
     }
     if let Some(l) = layout {
-        thaw_layout(&h, l)?;
+        thaw_layout(h, l)?;
     }
-    thaw_all(&h, root)?;
+    thaw_all(h, root)?;
     // The budget's cap goes with the daemon that would have killed within it.
-    crate::cgroup::AppGroup::planned(&h, root).lift_memory_limit()
+    crate::cgroup::AppGroup::planned(h, root).lift_memory_limit()?;
+    Ok(true)
 }
 
 /// Sends one request to a running daemon and returns its answer.

@@ -1030,8 +1030,9 @@ impl Daemon {
         self.sample(false);
     }
 
-    /// One line to stdout (the journal under systemd). A closed stdout does not stop
-    /// the daemon: the line is lost, the daemon goes on.
+    /// One line to the log (stdout: the journal under systemd), queued for the log's
+    /// thread: never waits. A closed or stalled stdout does not stop the daemon: lines
+    /// the queue cannot hold are lost, counted, and the daemon goes on.
     fn log(&self, msg: &str) {
         self.logger.log().line(msg);
     }
@@ -2177,9 +2178,6 @@ enum NotDone {
     Failed(String),
 }
 
-/// A policy that acts on background refaults (Ice's RPF) cannot run where the app groups
-/// have no memory controller to count them: said up front instead of a daemon that
-/// never hears one.
 /// Why the daemon does not run `policy` on any kernel, if it does not: `floe daemon
 /// --check` fails for it as the daemon's start would.
 pub fn refuses(policy: &str) -> Option<String> {
@@ -2192,28 +2190,59 @@ pub fn refuses(policy: &str) -> Option<String> {
 /// Exclusive holds (flock) on the files and directories one daemon may own: its state
 /// database and its cgroup root in each hierarchy. A second daemon on either is refused
 /// before it thaws, restores or kills anything; the kernel drops a hold when its
-/// daemon exits, however it exits.
+/// daemon exits, however it exits. A supervisor takes the root's hold for its undoing,
+/// so it never undoes what a daemon started since has done.
 #[derive(Default)]
 pub(crate) struct Locks(Vec<(PathBuf, std::fs::File)>);
 
+/// How long a starting daemon waits for a hold another process has: the supervisor of
+/// the daemon before holds the cgroup root for the few milliseconds its undoing takes.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+
 impl Locks {
-    /// Holds `path` (the config's `key`), or says which daemon's it is.
+    /// Holds `path` (the config's `key`), waiting up to [`LOCK_WAIT`], or says another
+    /// daemon has it.
     fn take(&mut self, path: &Path, key: &str) -> Result<()> {
         let f = std::fs::File::open(path).map_err(crate::io_err(path))?;
-        // SAFETY: a valid open descriptor; flock has no memory preconditions.
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(if e.kind() == std::io::ErrorKind::WouldBlock {
-                Error::Unsupported(format!(
+        let until = Instant::now() + LOCK_WAIT;
+        while !Locks::try_hold(&f).map_err(crate::io_err(path))? {
+            if Instant::now() >= until {
+                return Err(Error::Unsupported(format!(
                     "{}: another floe daemon is running on it (the config's `{key}`): stop that daemon, or give this one its own `{key}`",
                     path.display()
-                ))
-            } else {
-                crate::io_err(path)(e)
-            });
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
         }
         self.0.push((path.to_path_buf(), f));
         Ok(())
+    }
+
+    /// Takes `f`'s hold if no other process has it: false when one does.
+    fn try_hold(f: &std::fs::File) -> std::io::Result<bool> {
+        // SAFETY: a valid open descriptor; flock has no memory preconditions.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(true);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() == std::io::ErrorKind::WouldBlock {
+            Ok(false)
+        } else {
+            Err(e)
+        }
+    }
+
+    /// The cgroup root's directories held, or None when a daemon holds one of them.
+    pub(crate) fn unless_held(h: &Hierarchies, root: &str) -> Result<Option<Locks>> {
+        let mut held = Locks::default();
+        for dir in cgroup_root_dirs(h, root).filter(|d| d.is_dir()) {
+            let f = std::fs::File::open(&dir).map_err(crate::io_err(&dir))?;
+            if !Locks::try_hold(&f).map_err(crate::io_err(&dir))? {
+                return Ok(None);
+            }
+            held.0.push((dir, f));
+        }
+        Ok(Some(held))
     }
 
     fn holds(&self, path: &Path) -> bool {
@@ -2226,6 +2255,9 @@ fn cgroup_root_dirs<'a>(h: &'a Hierarchies, root: &'a str) -> impl Iterator<Item
     [&h.v2, &h.memory_v1, &h.freezer_v1].into_iter().flatten().map(move |d| d.join(root))
 }
 
+/// A policy that acts on background refaults (Ice's RPF) cannot run where the app groups
+/// have no memory controller to count them: said up front instead of a daemon that
+/// never hears one.
 fn refaults_unheard(policy: &str, setup: &Setup, root: &AppGroup) -> Option<Error> {
     (setup.events.refaults && root.memory_controller().is_none()).then(|| {
         Error::Unsupported(format!(

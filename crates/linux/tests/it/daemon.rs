@@ -300,6 +300,19 @@ fn the_budgets_cap_goes_with_its_config() {
     assert!(limit(&t) > unlimited, "the cap is lifted at start: {}", limit(&t));
     d.stop();
     assert!(alive(app));
+    // The supervisor of a daemon that died acts only where no daemon runs since: it
+    // would otherwise lift the cap, and thaw the apps, of the daemon that replaced it.
+    let d = run(t.config("android-lmk", &["app"], "memory_limit_mib = 64\nminfree_mib = [[900, 24]]\n"));
+    let freeze = t.h.v2.as_ref().unwrap().join(&t.tag).join("app/cgroup.freeze");
+    std::fs::write(&freeze, "1").unwrap();
+    assert!(!floe_linux::daemon::undo_after_exit(&t.h, &t.tag, None, false).unwrap(), "a daemon holds the root");
+    assert_eq!(limit(&t), 64 << 20, "the running daemon's cap stays");
+    assert_eq!(std::fs::read_to_string(&freeze).unwrap().trim(), "1", "its freezes stay");
+    d.stop();
+    std::fs::write(t.h.memory_v1.as_ref().unwrap().join(&t.tag).join("memory.limit_in_bytes"), (64u64 << 20).to_string()).unwrap();
+    std::fs::write(&freeze, "1").unwrap();
+    assert!(floe_linux::daemon::undo_after_exit(&t.h, &t.tag, None, false).unwrap(), "no daemon holds the root");
+    assert!(limit(&t) > unlimited && std::fs::read_to_string(&freeze).unwrap().trim() == "0", "what a dead daemon left is undone");
 }
 
 /// A second daemon on a running one's cgroup root or state database is refused before

@@ -282,6 +282,7 @@ fn silent_clients_and_a_huge_line_do_not_delay_a_kill() {
 /// would otherwise take apps this daemon thinks unbounded.
 #[test]
 fn the_budgets_cap_goes_with_its_config() {
+    let _quiet = crate::quiet();
     let mut t = dtest("cap");
     let limit = |t: &Dtest| -> u64 {
         let f = t.h.memory_v1.as_ref().unwrap().join(&t.tag).join("memory.limit_in_bytes");
@@ -320,6 +321,7 @@ fn the_budgets_cap_goes_with_its_config() {
 /// Once the first has stopped, the same config starts.
 #[test]
 fn a_second_daemon_on_the_same_apps_or_state_is_refused() {
+    let _quiet = crate::quiet();
     let mut t = dtest("twice");
     let app = t.app("app", 1);
     let d = run(t.config("android-lmk", &["app"], ""));
@@ -360,6 +362,7 @@ fn a_second_daemon_on_the_same_apps_or_state_is_refused() {
 /// daemon with nothing to do.
 #[test]
 fn a_missing_layout_to_adopt_is_warned_about() {
+    let _quiet = crate::quiet();
     #[derive(Clone, Default)]
     struct Kept(Arc<std::sync::Mutex<Vec<u8>>>);
     impl Write for Kept {
@@ -385,6 +388,7 @@ fn a_missing_layout_to_adopt_is_warned_about() {
 /// never the foreground, and the daemon stops when told.
 #[test]
 fn a_log_nobody_reads_holds_neither_the_loop_nor_the_killer() {
+    let _quiet = crate::quiet();
     let mut t = dtest("log");
     let mut fds = [0; 2];
     // SAFETY: a two-int buffer for pipe2.
@@ -664,6 +668,7 @@ fn after_a_long_idle_the_budgets_event_kills_at_once_on_the_apps_as_they_are() {
 /// state are saved only when they changed); a change of foreground is saved at once.
 #[test]
 fn an_idle_daemon_writes_nothing_to_its_state_database() {
+    let _quiet = crate::quiet();
     let mut t = dtest("idlesave");
     let cfg = t.config("android-lmk", &["cam", "maps"], "state_save_s = 1\n");
     let pid = t.app("cam", 1);

@@ -31,7 +31,9 @@ fn euid() -> u32 {
 
 /// Held by the tests that swap an app out and back in, touch tens of MiB or thrash an
 /// app on purpose (memory stalls and reclaim), so they never overlap and one's stalls
-/// and faults never show in another's counts; the test harness runs tests in parallel.
+/// and faults never show in another's counts; and by every daemon test, so that the
+/// groups one makes never show in the dry run's look at all the cgroup trees. The test
+/// harness runs tests in parallel.
 static QUIET: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Takes [`QUIET`], whatever a failed test left it in.

@@ -5,6 +5,9 @@
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 
+/// What `floe daemon --help` and `floed --help` end with: how the daemon stops and logs.
+pub const AFTER_HELP: &str = "Stops on SIGTERM, SIGINT or SIGHUP: thaws every app, lifts the budget's memory cap and writes the run's record (--run-json); if it is killed, its supervisor thaws and lifts instead. Logs to standard output (the journal under systemd) through a queue of its own: a reader that falls behind loses lines, counted in the log, and never stalls the killer. One daemon at a time per state database and cgroup root: a second is refused.";
+
 /// The options of `floe daemon` and of `floed`.
 #[derive(clap::Args)]
 pub struct DaemonArgs {

@@ -146,6 +146,7 @@ enum Cmd {
     /// exits. Needs root. With `--check`, try every mechanism the policy needs (cgroups,
     /// freezer, kill, pidfds, process_madvise, pagemap, readahead, PSI triggers, refault
     /// counters, swappiness, zram and its writeback), one verdict per line, and exit.
+    #[command(after_help = daemon_cmd::AFTER_HELP)]
     Daemon(daemon_cmd::DaemonArgs),
     /// Talk to a running daemon: `fg APP` (APP comes to the foreground: a launch
     /// begins), `launch-done APP [MS]` (its first frame is up, after MS ms or the time

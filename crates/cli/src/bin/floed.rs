@@ -10,7 +10,7 @@ mod daemon_cmd;
 
 /// floed: the floe daemon alone (`floe daemon`, without the simulator and the experiments)
 #[derive(clap::Parser)]
-#[command(name = "floed", version, long_about = None)]
+#[command(name = "floed", version, long_about = None, after_help = daemon_cmd::AFTER_HELP)]
 struct Cli {
     #[command(flatten)]
     args: daemon_cmd::DaemonArgs,

@@ -557,6 +557,14 @@ fn daemon_check_passes_on_this_machine_and_the_sample_config_is_valid() {
     let out = floe(&["daemon"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs --config FILE"));
+    // Both faces of the daemon say how it stops and logs.
+    for help in [floe(&["daemon", "--help"]), Command::new(env!("CARGO_BIN_EXE_floed")).arg("--help").output().unwrap()] {
+        let text = String::from_utf8_lossy(&help.stdout);
+        assert!(
+            help.status.success() && text.contains("Stops on SIGTERM, SIGINT or SIGHUP") && text.contains("never stalls the killer"),
+            "{text}"
+        );
+    }
     // The sample config in the repository is valid and --check accepts it.
     let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../packaging/floe.toml");
     let out = floe(&["daemon", "--check", "--config", sample]);

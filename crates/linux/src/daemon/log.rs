@@ -6,7 +6,7 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,11 +30,9 @@ impl Log {
     /// Queues `msg`, stamped with the seconds since `start`; never waits.
     pub fn line(&self, msg: &str) {
         let text = format!("{:>10.3} {msg}\n", self.start.elapsed().as_secs_f64());
-        match self.tx.try_send(text) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                self.dropped.fetch_add(1, Ordering::Relaxed);
-            }
+        // Full, or the writer gone: the line is counted, never waited for.
+        if self.tx.try_send(text).is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
 }

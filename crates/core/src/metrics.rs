@@ -161,7 +161,8 @@ impl RunRecord {
     }
 }
 
-/// A run's kills by who decided them; they add up to the `kills` metric.
+/// A run's kills by who decided them (the causes add up to the `kills` metric), and how
+/// fast their memory was freed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct KillCauses {
     /// The stock low-memory killer, at a minfree level.
@@ -175,6 +176,40 @@ pub struct KillCauses {
     /// The policy's kill actions that took at least one app: its kills come in this
     /// many batches (SmartLMK kills a victim set at once).
     pub policy_batches: u64,
+    /// How fast the victims' memory came back, on a device that models a killed
+    /// process's exit (SmartLMK Fig. 15): the victims whose exit ended, their memory
+    /// (RSS at the kill, pages) and the time from each one's kill to its memory being
+    /// free, summed.
+    #[serde(default)]
+    pub exits: u64,
+    #[serde(default)]
+    pub exit_pages: u64,
+    #[serde(default)]
+    pub exit_ns: u64,
+    /// The same by kill decision (a stock LMK kill alone, or a policy's set): the
+    /// decisions whose victims all exited, their victims' memory, and the time from the
+    /// decision to its last victim's memory being free, summed.
+    #[serde(default)]
+    pub exit_batches: u64,
+    #[serde(default)]
+    pub exit_batch_pages: u64,
+    #[serde(default)]
+    pub exit_batch_ns: u64,
+}
+
+impl KillCauses {
+    /// Memory freed a second of exit, MiB/s, victim by victim (SmartLMK's "Each" and
+    /// Vanilla): the victims' memory over the sum of their exit times; None without an
+    /// exit.
+    pub fn reclaim_mib_s_each(&self) -> Option<f64> {
+        (self.exit_ns > 0).then(|| self.exit_pages as f64 / 256.0 / (self.exit_ns as f64 / 1e9))
+    }
+
+    /// Memory freed a second, kill decision by kill decision (SmartLMK's "Batch"): the
+    /// victims' memory over the sum of the decisions' times to their last victim's exit.
+    pub fn reclaim_mib_s_batch(&self) -> Option<f64> {
+        (self.exit_batch_ns > 0).then(|| self.exit_batch_pages as f64 / 256.0 / (self.exit_batch_ns as f64 / 1e9))
+    }
 }
 
 /// One measured launch.

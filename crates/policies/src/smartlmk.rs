@@ -511,9 +511,9 @@ impl SmartLmk {
     fn on_low_memory(&mut self, min_adj: i32, view: &dyn SystemView, out: &mut Vec<Action>) {
         let now = view.now();
         let timeout = self.params.death_pending_timeout;
-        // Like the stock LMK, wait for the last victims to die before choosing again.
-        self.death_pending
-            .retain(|&app, &mut since| view.app(app).is_some_and(|i| i.state != AppState::Dead) && now.saturating_sub(since) < timeout);
+        // Like the stock LMK, wait for the last victims to die (`Event::AppDied`, when a
+        // victim's exit has freed its memory) before choosing again.
+        self.death_pending.retain(|_, &mut since| now.saturating_sub(since) < timeout);
         if !self.death_pending.is_empty() {
             return;
         }
@@ -1079,8 +1079,11 @@ mod tests {
         assert_eq!(low_memory(&mut p, &v, 900), vec![Action::Kill(vec![AppId(6)])]);
         // The trigger fires again before the kill took effect: nothing more.
         assert!(low_memory(&mut p, &v, 900).is_empty());
-        // Once the victim is reported dead, SmartLMK chooses again.
+        // Killed but still exiting (its memory not yet free, its death not yet
+        // reported): still nothing.
         v.set(6, AppState::Dead, 1001);
+        assert!(low_memory(&mut p, &v, 900).is_empty());
+        // Once the victim is reported dead, SmartLMK chooses again.
         p.on_event(&Event::AppDied { app: AppId(6) }, &v, &mut Vec::new());
         assert_eq!(low_memory(&mut p, &v, 900), vec![Action::Kill(vec![AppId(2)])]);
         // A victim the backend never kills is given up on after the timeout.

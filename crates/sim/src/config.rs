@@ -236,6 +236,9 @@ pub enum SwapReadahead {
 pub const DEFAULT_PAGE_CLUSTER: u32 = 3;
 /// Largest `flash.page_cluster` accepted: 32 pages (128 KiB) a swap-in.
 const MAX_PAGE_CLUSTER: u32 = 5;
+/// Largest `cpu.exit_us_per_page` accepted: 200 us a page, a GiB's exit in 52 s of a
+/// core, a hundred times the slowest phone core's plausible cost.
+const MAX_EXIT_US_PER_PAGE: f64 = 200.0;
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -261,6 +264,12 @@ pub struct CpuSpec {
     /// core waking in bursts.
     #[serde(default)]
     pub system_load_pct: Option<f64>,
+    /// CPU time, microseconds of one core, a killed process's exit takes for each page
+    /// it maps (exit_mmap unmapping and freeing them); absent: a killed app's memory is
+    /// free at once. The exit runs as a job of the victim, which keeps its pages until
+    /// the job ends.
+    #[serde(default)]
+    pub exit_us_per_page: Option<f64>,
 }
 
 /// The system's own processes on the LRU: system_server, SurfaceFlinger, SystemUI,
@@ -556,6 +565,12 @@ impl Device {
         }
         if let Some(v) = self.cpu.system_load_pct.filter(|v| !(v.is_finite() && (0.0..100.0).contains(v))) {
             return err("cpu.system_load_pct", format!("must be 0..100 percent of all cores, got {}", num(v)));
+        }
+        if let Some(v) = self.cpu.exit_us_per_page.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= MAX_EXIT_US_PER_PAGE)) {
+            return err(
+                "cpu.exit_us_per_page",
+                format!("must be above 0 and at most {MAX_EXIT_US_PER_PAGE} us a page (a GiB's exit in about a minute), got {}", num(v)),
+            );
         }
         Ok(())
     }
@@ -1381,6 +1396,19 @@ mod tests {
         assert_eq!(e.line, Some(14));
         assert_eq!(e.field.as_deref(), Some("background.fixed"));
         assert!(e.message.contains("unknown app `nope`"), "{e}");
+    }
+
+    #[test]
+    fn an_exit_cost_out_of_range_is_refused_at_its_line() {
+        let Source { file, src, .. } = load_source("devices", "device", "galaxy-nexus").unwrap();
+        assert_eq!(Device::parse(&file, &src).unwrap().cpu.exit_us_per_page, Some(1.0));
+        for v in ["0.0", "-1.0", "201.0", "nan"] {
+            let bad = src.replace("exit_us_per_page = 1.0", &format!("exit_us_per_page = {v}"));
+            let e = Device::parse(&file, &bad).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some("cpu.exit_us_per_page"), "{v}: {e}");
+            assert_eq!(e.line, line(&bad, "exit_us_per_page"), "{v}: {e}");
+            assert!(e.message.contains("at most 200"), "{v}: {e}");
+        }
     }
 
     #[test]

@@ -214,6 +214,15 @@ struct Counters {
     janky: u64,
     /// Pages reclaimed by allocating threads themselves (direct reclaim).
     direct_reclaimed: u64,
+    /// Killed processes' exits (a device with `cpu.exit_us_per_page`): victims whose
+    /// memory was freed, its pages and the kill-to-free times; and kill decisions whose
+    /// victims all exited, their pages and the decision-to-last-free times.
+    exits: u64,
+    exit_pages: u64,
+    exit_ns: u64,
+    exit_batches: u64,
+    exit_batch_pages: u64,
+    exit_batch_ns: u64,
 }
 
 /// One app's share of the counters (`Sim::app_stats`), counted where the run's are.
@@ -305,6 +314,11 @@ enum Cont {
     /// A thread that only takes CPU (the system's, or cputester's) ended its burst.
     Hog {
         thread: u16,
+    },
+    /// A killed process's exit ended: its memory is free (`kill::Exit`).
+    Exit {
+        app: u16,
+        life: u32,
     },
     /// ASAP: a prepaging thread decompressed a batch of the app's pages.
     Prepage {
@@ -476,6 +490,8 @@ struct AppRt {
     gen: u32,
     frame_busy: bool,
     launch: Option<Launch>,
+    /// A kill's exit still running: the pages it holds until its job ends.
+    exit: Option<kill::Exit>,
     rng: FastRng,
 }
 
@@ -582,6 +598,15 @@ pub struct Sim {
     recent_scanned: [u64; 2],
     recent_rotated: [u64; 2],
     last_lmk: Option<Nanos>,
+    /// The stock LMK's last victim and when it was killed, while its exit runs
+    /// (lowmem_deathpending).
+    lmk_dying: Option<(u16, Nanos)>,
+    /// Kill decisions whose victims are still exiting: when each was taken, its victims
+    /// left and their pages, by decision number.
+    exit_batches: BTreeMap<u32, (Nanos, u32, u64)>,
+    /// The next kill decision's number, and the one a policy's kill set is taking now.
+    next_batch: u32,
+    kill_batch: Option<u32>,
     fg: Option<u16>,
     /// How long after leaving the foreground a cached app stays active (`RunOptions::bg_window_s`).
     bg_window: Option<Nanos>,
@@ -896,6 +921,7 @@ impl Sim {
                     gen: 0,
                     frame_busy: false,
                     launch: None,
+                    exit: None,
                     rng: stream(opts.seed, 100 + i as u64),
                     spec,
                 }
@@ -1036,6 +1062,10 @@ impl Sim {
             recent_scanned: [0; 2],
             recent_rotated: [0; 2],
             last_lmk: None,
+            lmk_dying: None,
+            exit_batches: BTreeMap::new(),
+            next_batch: 0,
+            kill_batch: None,
             fg: None,
             bg_window: opts.bg_window_s.map(Nanos::from_secs_f64),
             in_use: false,
@@ -1274,11 +1304,13 @@ impl Sim {
                 .iter()
                 .map(|&l| self.pages_of_app_kind(i, l, true))
                 .sum();
-            if a.state == AppState::Dead && anon_in_use != 0 {
-                return Err(format!("dead app {} holds {anon_in_use} anon pages", a.spec.name));
+            // A killed process still exiting holds at most the heap it had.
+            let exiting = a.exit.map_or(0, |e| e.populated);
+            if a.state == AppState::Dead && anon_in_use > exiting {
+                return Err(format!("dead app {} holds {anon_in_use} anon pages, its exit {exiting}", a.spec.name));
             }
             let heap = a.churn.as_ref().map_or(0, |c| c.heap_used);
-            if anon_in_use > a.populated + heap {
+            if anon_in_use > a.populated.max(exiting) + heap {
                 return Err(format!("app {} holds {anon_in_use} anon pages but allocated {}", a.spec.name, a.populated + heap));
             }
         }
@@ -1396,6 +1428,7 @@ impl Sim {
                 Cont::Rcc => self.rcc_slept(),
                 Cont::Hog { thread } => self.hog_done(thread),
                 Cont::Prepage { app, life, batch } => self.asap_batch_done(app, life, batch),
+                Cont::Exit { app, life } => self.exit_done(app, life),
             }
         }
         self.done = done;
@@ -1443,7 +1476,7 @@ impl Sim {
             Some(a) => {
                 let life_ok = match &cont {
                     Cont::Frame { life, .. } | Cont::LaunchSeg { life, .. } | Cont::Bg { life, .. } => *life == self.apps[a as usize].life,
-                    Cont::Kswapd | Cont::Rcc | Cont::Hog { .. } => true,
+                    Cont::Kswapd | Cont::Rcc | Cont::Hog { .. } | Cont::Exit { .. } => true,
                     Cont::Prepage { life, .. } => *life == self.apps[a as usize].life,
                 };
                 if !life_ok {
@@ -1541,6 +1574,8 @@ impl Sim {
     }
 
     fn launch(&mut self, app: u16, round: u32, measured: bool) {
+        // The process a kill left exiting is gone before its app starts again.
+        self.finish_exit(app);
         let prev = self.fg;
         if let Some(p) = prev.filter(|&p| p != app) {
             self.send_to_background(p);
@@ -2133,6 +2168,8 @@ impl Sim {
             }
             Action::Kill(set) => {
                 let before = self.c.kills;
+                self.kill_batch = Some(self.next_batch);
+                self.next_batch += 1;
                 for a in set {
                     if let Some(a) = self.valid(a) {
                         if !self.apps[a as usize].unkillable {
@@ -2140,6 +2177,7 @@ impl Sim {
                         }
                     }
                 }
+                self.kill_batch = None;
                 if self.c.kills > before {
                     self.c.policy_kill_batches += 1;
                 }
@@ -2322,6 +2360,12 @@ impl Sim {
                     policy: k(KillCause::Policy),
                     sl1_room: k(KillCause::Sl1Room),
                     policy_batches: d(c.policy_kill_batches, b.policy_kill_batches),
+                    exits: d(c.exits, b.exits),
+                    exit_pages: d(c.exit_pages, b.exit_pages),
+                    exit_ns: d(c.exit_ns, b.exit_ns),
+                    exit_batches: d(c.exit_batches, b.exit_batches),
+                    exit_batch_pages: d(c.exit_batch_pages, b.exit_batch_pages),
+                    exit_batch_ns: d(c.exit_batch_ns, b.exit_batch_ns),
                 }
             },
             slices: vec![],

@@ -579,6 +579,9 @@ fn sim(a: SimArgs) -> Result<()> {
             outln!("{}", what_changed(&runs[..seeds], &runs[seeds..], &a.policy[0], &a.policy[1]));
             outln!("{LEGEND}");
         }
+        if let Some(line) = exit_speeds(&runs, &a.policy, a.seeds as usize) {
+            outln!("{line}");
+        }
         if a.per_app {
             for run in runs.iter().step_by(a.seeds as usize) {
                 outln!("\n{}", per_app_table(run));
@@ -717,6 +720,40 @@ fn what_changed(before: &[RunRecord], after: &[RunRecord], base: &str, scheme: &
         line.push_str(&format!("; {} unchanged", same.join(", ")));
     }
     line
+}
+
+/// On a device that models a killed process's exit (`cpu.exit_us_per_page`), how fast
+/// each policy's kills freed memory (SmartLMK Fig. 15): the victims' RSS over their
+/// summed kill-to-free times, victim by victim and, where a decision took several,
+/// decision by decision, pooled over each policy's `seeds` runs. None when no run timed
+/// an exit.
+fn exit_speeds(runs: &[RunRecord], specs: &[String], seeds: usize) -> Option<String> {
+    if runs.iter().all(|r| r.kills_by.exit_ns == 0) {
+        return None;
+    }
+    let parts: Vec<String> = runs
+        .chunks(seeds.max(1))
+        .zip(specs)
+        .map(|(group, p)| {
+            let mut k = floe_core::KillCauses::default();
+            for r in group {
+                k.exit_pages += r.kills_by.exit_pages;
+                k.exit_ns += r.kills_by.exit_ns;
+                k.exit_batch_pages += r.kills_by.exit_batch_pages;
+                k.exit_batch_ns += r.kills_by.exit_batch_ns;
+                k.exits += r.kills_by.exits;
+                k.exit_batches += r.kills_by.exit_batches;
+            }
+            match (k.reclaim_mib_s_each(), k.reclaim_mib_s_batch()) {
+                (Some(each), Some(batch)) if k.exit_batches < k.exits => {
+                    format!("{p} {each:.0} a victim, {batch:.0} a kill decision")
+                }
+                (Some(each), _) => format!("{p} {each:.0}"),
+                _ => format!("{p} none exited"),
+            }
+        })
+        .collect();
+    Some(format!("killed apps' memory freed as their exits ran, MiB/s: {}", parts.join("; ")))
 }
 
 /// Prints the runs side by side, one column per policy as the user named it (each

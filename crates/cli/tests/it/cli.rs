@@ -678,6 +678,24 @@ fn a_workloads_device_file_is_found_beside_it() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// On the Galaxy Nexus, whose kills free memory as the victims' exits run, `floe sim`
+/// says how fast each policy's kills freed it, SmartLMK's also by kill decision; a device
+/// that frees a victim's memory at once says nothing of it.
+#[test]
+fn sim_on_a_device_with_exits_says_how_fast_kills_freed_memory() {
+    let out = floe(&["sim", "--workload", "smartlmk-256", "--policy", "android-lmk,smartlmk"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let line =
+        text.lines().find(|l| l.starts_with("killed apps' memory freed as their exits ran, MiB/s: ")).unwrap_or_else(|| panic!("{text}"));
+    let (vanilla, smart) = line.split_once("; ").unwrap_or_else(|| panic!("{line}"));
+    let speed = |s: &str| s.split_whitespace().nth(1).and_then(|x| x.parse::<f64>().ok()).unwrap_or_else(|| panic!("{line}"));
+    assert!(vanilla.contains("android-lmk ") && speed(vanilla.rsplit(": ").next().unwrap()) > 0.0, "{line}");
+    assert!(smart.starts_with("smartlmk ") && smart.contains(" a victim, ") && smart.ends_with(" a kill decision"), "{line}");
+    let p20 = String::from_utf8_lossy(&floe(&["sim", "--device", "p20", "--policy", "lru-cfs"]).stdout).to_string();
+    assert!(p20.lines().any(|l| l.starts_with("kills ")) && !p20.contains("exits ran"), "{p20}");
+}
+
 /// The main job: `floe sim` alone runs Ice's video call under the stock policy and
 /// Ice side by side, leaves out the rows that are 0 in both, and ends with one line
 /// saying what Ice changed and a legend; `--policy` runs the policies named, with every

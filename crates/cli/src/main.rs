@@ -737,12 +737,7 @@ fn exit_speeds(runs: &[RunRecord], specs: &[String], seeds: usize) -> Option<Str
         .map(|(group, p)| {
             let mut k = floe_core::KillCauses::default();
             for r in group {
-                k.exit_pages += r.kills_by.exit_pages;
-                k.exit_ns += r.kills_by.exit_ns;
-                k.exit_batch_pages += r.kills_by.exit_batch_pages;
-                k.exit_batch_ns += r.kills_by.exit_batch_ns;
-                k.exits += r.kills_by.exits;
-                k.exit_batches += r.kills_by.exit_batches;
+                k += r.kills_by;
             }
             match (k.reclaim_mib_s_each(), k.reclaim_mib_s_batch()) {
                 (Some(each), Some(batch)) if k.exit_batches < k.exits => {

@@ -197,6 +197,23 @@ pub struct KillCauses {
     pub exit_batch_ns: u64,
 }
 
+impl std::ops::AddAssign for KillCauses {
+    /// Pools two runs' kills, field by field.
+    fn add_assign(&mut self, o: KillCauses) {
+        self.lmk += o.lmk;
+        self.oom += o.oom;
+        self.policy += o.policy;
+        self.sl1_room += o.sl1_room;
+        self.policy_batches += o.policy_batches;
+        self.exits += o.exits;
+        self.exit_pages += o.exit_pages;
+        self.exit_ns += o.exit_ns;
+        self.exit_batches += o.exit_batches;
+        self.exit_batch_pages += o.exit_batch_pages;
+        self.exit_batch_ns += o.exit_batch_ns;
+    }
+}
+
 impl KillCauses {
     /// Memory freed a second of exit, MiB/s, victim by victim (SmartLMK's "Each" and
     /// Vanilla): the victims' memory over the sum of their exit times; None without an

@@ -270,17 +270,11 @@ fn findings(t: &[Table]) -> Vec<Finding> {
 /// decision. And the two ratios §6.5 gives, in percent.
 fn reclaim_speed_table(runs: &[RunRecord]) -> Table {
     let sum = |policy: &str| {
-        runs.iter().filter(|r| drawn(r) && r.policy == policy && r.params.get("balloon_mib") == Some(&Param::Float(0.0))).fold(
-            floe_core::KillCauses::default(),
-            |mut a, r| {
-                let k = &r.kills_by;
-                a.exit_pages += k.exit_pages;
-                a.exit_ns += k.exit_ns;
-                a.exit_batch_pages += k.exit_batch_pages;
-                a.exit_batch_ns += k.exit_batch_ns;
-                a
-            },
-        )
+        let mut k = floe_core::KillCauses::default();
+        for r in runs.iter().filter(|r| drawn(r) && r.policy == policy && r.params.get("balloon_mib") == Some(&Param::Float(0.0))) {
+            k += r.kills_by;
+        }
+        k
     };
     let (v, s) = (sum("android-lmk"), sum("smartlmk"));
     let nan = |x: Option<f64>| x.unwrap_or(f64::NAN);

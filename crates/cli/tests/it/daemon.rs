@@ -1186,7 +1186,12 @@ fn lmkd_kills_cached_apps_on_memory_stalls(mode: &str) {
         c.procs.push(app(&format!("{tag}-{a}"), &go, 40, 40, 0.0));
     }
     c.procs.push(sleeper(&format!("{tag}-other")));
-    wait_adopted(&sock, 3);
+    // From the log, not the status: any stall on the machine (the apps' own starts
+    // included) is one lmkd acts on, so a and b may be killed as soon as they are adopted.
+    wait_for("3 apps adopted", Duration::from_secs(20), || {
+        let log = log.lock().unwrap();
+        ["top", "a", "b"].iter().all(|a| log.iter().any(|l| l.contains(&format!("app {a}: adopted pid"))))
+    });
     std::fs::write(&go, "").unwrap();
     std::thread::sleep(Duration::from_secs(2));
     // Free memory has been under the minfree level all along: the table's killer never

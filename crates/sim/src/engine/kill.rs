@@ -205,6 +205,7 @@ impl Sim {
             }
         }
         self.pending.push(Event::AppDied { app: AppId(app) });
+        self.seal_exited();
     }
 
     pub(super) fn freeze(&mut self, app: u16) {
@@ -276,7 +277,7 @@ mod tests {
         let kills = sim.c.kills;
         sim.lmk();
         assert_eq!(sim.c.kills, kills, "no second kill while the victim exits");
-        let per_page = sim.device.cpu.exit_us_per_page.expect("the Galaxy Nexus models exits") * 1e3;
+        let per_page = sim.device.cpu.exit_us_per_page.expect("the device models exits") * 1e3;
         let least = Nanos((f64::from(exit.rss) * per_page) as u64);
         let mut t = sim.now_ns();
         while sim.apps[victim as usize].exit.is_some() {

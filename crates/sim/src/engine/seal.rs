@@ -43,6 +43,9 @@ struct HplLoad {
     /// When the load began, and the bytes it has asked for so far.
     start: Nanos,
     bytes: u64,
+    /// The request's pages arrived and wait, read, for room in SL1 that victims still
+    /// exiting will free (a device with `cpu.exit_us_per_page`).
+    waiting: bool,
 }
 
 /// SEAL's run-time state.
@@ -353,6 +356,7 @@ impl Sim {
         let chunk = std::mem::take(&mut self.seal_mut().loading[app as usize].chunk);
         let chunk: Vec<u32> = chunk.into_iter().filter(|&p| self.pages.loc(p) == Loc::Flash).collect();
         self.seal_make_room(app, chunk.len() as i64);
+        let mut left = Vec::new();
         for p in chunk {
             if self.zram_stored < self.zram_cap {
                 self.pages.move_to(p, Loc::Zram);
@@ -361,15 +365,44 @@ impl Sim {
                 if self.pages.llr_weight(p) == 0 {
                     self.seal_unloadable(app, p);
                 }
+            } else {
+                left.push(p);
             }
+        }
+        if !left.is_empty() && self.sl1_exiting() > 0 {
+            // The room is still being freed: the pages wait for the victims' exits
+            // (`seal_exited`), the worker with them.
+            let load = &mut self.seal_mut().loading[app as usize];
+            load.chunk = left;
+            load.waiting = true;
+            return;
         }
         self.seal_hpl_next(app);
     }
 
+    /// A killed app's exit ended and freed its SL1 pages: loads waiting for room go on.
+    pub(super) fn seal_exited(&mut self) {
+        let Some(s) = self.seal.as_ref() else { return };
+        let waiting: Vec<u16> = (0..s.loading.len() as u16).filter(|&i| s.loading[i as usize].waiting).collect();
+        for app in waiting {
+            self.seal_mut().loading[app as usize].waiting = false;
+            let life = self.apps[app as usize].life;
+            self.seal_hpl_loaded(app, life);
+        }
+    }
+
+    /// SL1 pages of killed apps whose exits are still running.
+    fn sl1_exiting(&self) -> i64 {
+        (0..self.n_apps).filter(|&i| self.apps[i as usize].exit.is_some()).map(|i| i64::from(self.pages.count(i, Loc::Zram))).sum()
+    }
+
     /// Kills cached apps that hold SL1 pages, the LMK's victim first, until SL1 has
-    /// room for `need` pages (or no such app is left). Never kills `app`.
+    /// room for `need` pages, counting what exiting victims will free (or until no such
+    /// app is left). Never kills `app`.
     fn seal_make_room(&mut self, app: u16, need: i64) {
-        while self.zram_cap - self.zram_stored < need {
+        // Victims still exiting free their SL1 pages as their exits end: that room is
+        // on its way, so the mechanism does not kill again for it.
+        while self.zram_cap - self.zram_stored + self.sl1_exiting() < need {
             let victim = (0..self.n_apps)
                 .filter(|&i| {
                     let v = &self.apps[i as usize];
@@ -487,13 +520,30 @@ mod tests {
         assert_eq!(alive(&sim), before);
         // They arrive, request after request: SL1 had no room for them, so others were
         // killed to make it (none of them the app itself), and every page is back in SL1.
+        // The HiKey 970's victims exit for a while: arrived pages that find no room wait,
+        // read, for the room the exits free, and nobody else is killed for it meanwhile.
         let life = sim.apps[app as usize].life;
         let for_room = sim.c.kills_by[KillCause::Sl1Room as usize];
-        let mut requests = 0;
+        let (mut requests, mut waits) = (0, 0);
         while !load(&sim).chunk.is_empty() {
-            sim.seal_hpl_loaded(app, life);
-            requests += 1;
+            if load(&sim).waiting {
+                waits += 1;
+                let exiting: Vec<u16> = (0..sim.n_apps).filter(|&i| sim.apps[i as usize].exit.is_some()).collect();
+                assert!(
+                    sim.zram_cap - sim.zram_stored + sim.sl1_exiting() >= load(&sim).chunk.len() as i64,
+                    "the exits will free the room"
+                );
+                let kills = sim.c.kills_by[KillCause::Sl1Room as usize];
+                for v in exiting {
+                    sim.finish_exit(v);
+                }
+                assert!(!load(&sim).waiting || sim.c.kills_by[KillCause::Sl1Room as usize] > kills);
+            } else {
+                sim.seal_hpl_loaded(app, life);
+                requests += 1;
+            }
         }
+        assert!(waits > 0, "the loads waited for exits");
         assert_eq!(requests, need.div_ceil(per_request));
         assert!(alive(&sim) < before, "someone was killed for the room");
         assert_eq!(sim.c.kills_by[KillCause::Sl1Room as usize] - for_room, (before - alive(&sim)) as u64, "counted as HPL's");

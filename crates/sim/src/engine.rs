@@ -1915,14 +1915,27 @@ impl Sim {
     /// records are prefetched a few accesses ahead: the access order, and so the
     /// result, is exactly that of touching them one by one.
     fn touch_all(&mut self, app: u16, idx: &mut Vec<u32>, ctx: &mut Ctx) {
+        // A page whose touch is a no-op needs no record (`touch_is_noop`): its bit is
+        // fetched `BIT_AHEAD` touches ahead, and the records of the others `AHEAD` ahead.
         const AHEAD: usize = 8;
+        const BIT_AHEAD: usize = 16;
         let base = self.apps[app as usize].base;
+        for &i in idx.iter().take(BIT_AHEAD) {
+            self.pages.prefetch_noop_bit(base + i);
+        }
         for &i in idx.iter().take(AHEAD) {
-            self.pages.prefetch(base + i);
+            if !self.pages.touch_is_noop(base + i) {
+                self.pages.prefetch(base + i);
+            }
         }
         for k in 0..idx.len() {
+            if let Some(&i) = idx.get(k + BIT_AHEAD) {
+                self.pages.prefetch_noop_bit(base + i);
+            }
             if let Some(&i) = idx.get(k + AHEAD) {
-                self.pages.prefetch(base + i);
+                if !self.pages.touch_is_noop(base + i) {
+                    self.pages.prefetch(base + i);
+                }
             }
             self.touch(app, idx[k], ctx);
         }
@@ -1933,6 +1946,11 @@ impl Sim {
     fn touch(&mut self, app: u16, idx: u32, ctx: &mut Ctx) {
         self.c.touches += 1;
         let p = self.apps[app as usize].base + idx;
+        if self.pages.touch_is_noop(p) {
+            // Resident, young and not in the swap cache: what the path below would find
+            // and leave as it is.
+            return;
+        }
         let loc = self.pages.loc(p);
         if loc.resident() {
             self.pages.set_flag(p, F_YOUNG, true);

@@ -47,6 +47,9 @@ impl Loc {
     }
 }
 
+/// The resident locations ([`Loc::resident`]) as one bit per location's value.
+const RESIDENT_LOCS: u32 = 0b1001_1110;
+
 /// Accessed since the last scan (the PTE young bit).
 pub const F_YOUNG: u8 = 1;
 /// PG_referenced: seen referenced once by reclaim already.
@@ -178,6 +181,11 @@ pub struct PageTable {
     /// one bit per page, set while the page is in zram (SL1) with LLR weight 0, so the
     /// unloader's scan skips 64 pages a word instead of reading each page's record.
     sl1_unloadable: Vec<u64>,
+    /// One bit per page, set while a touch of the page would change nothing: it is
+    /// resident, young already and not in the swap cache ([`PageTable::touch_is_noop`]).
+    /// Most touches find their page so, and the bit, 64 pages a word, is read where the
+    /// page's record would have to be loaded from memory.
+    noop: Vec<u64>,
 }
 
 impl PageTable {
@@ -216,6 +224,7 @@ impl PageTable {
             slots_free: 0,
             slot_bits: FreeBits::default(),
             sl1_unloadable: Vec::new(),
+            noop: vec![0; (total as usize).div_ceil(64)],
         };
         (t, bases)
     }
@@ -242,13 +251,40 @@ impl PageTable {
     pub fn has(&self, p: u32, f: u8) -> bool {
         self.p[p as usize].flags & f != 0
     }
-    #[inline]
+    #[inline(always)]
     pub fn set_flag(&mut self, p: u32, f: u8, on: bool) {
         if on {
             self.p[p as usize].flags |= f;
         } else {
             self.p[p as usize].flags &= !f;
         }
+        if f & (F_YOUNG | F_SHADOW) != 0 {
+            if (on && f & F_SHADOW != 0) || (!on && f & F_YOUNG != 0) {
+                self.clear_noop(p);
+            } else {
+                self.sync_noop(p);
+            }
+        }
+    }
+
+    /// Whether a touch of page `p` would change nothing (resident, young, not in the
+    /// swap cache), read from a bitmap rather than from the page's record.
+    #[inline]
+    pub fn touch_is_noop(&self, p: u32) -> bool {
+        self.noop[(p / 64) as usize] & (1 << (p % 64)) != 0
+    }
+
+    #[inline(always)]
+    fn clear_noop(&mut self, p: u32) {
+        self.noop[(p / 64) as usize] &= !(1u64 << (p % 64));
+    }
+
+    #[inline(always)]
+    fn sync_noop(&mut self, p: u32) {
+        let pg = &self.p[p as usize];
+        let on = (RESIDENT_LOCS >> pg.loc) & 1 != 0 && pg.flags & (F_YOUNG | F_SHADOW) == F_YOUNG;
+        let (word, bit) = (&mut self.noop[(p / 64) as usize], 1u64 << (p % 64));
+        *word = if on { *word | bit } else { *word & !bit };
     }
     /// SEAL's LLR weight of the page (Algorithm 1's flag).
     #[inline]
@@ -306,6 +342,7 @@ impl PageTable {
     pub fn set_shadow(&mut self, p: u32, age: u32) {
         self.p[p as usize].shadow = age;
         self.p[p as usize].flags |= F_SHADOW;
+        self.clear_noop(p);
     }
     /// Hints the CPU to fetch page `p`'s record; no effect on results.
     #[inline]
@@ -315,6 +352,19 @@ impl PageTable {
             // SAFETY: prefetch is a hint that never faults; the pointer comes from a
             // live element of the slice.
             unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(rec as *const Page as *const i8) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = p;
+    }
+
+    /// Hints the CPU to fetch the word of the no-op-touch bitmap that holds page `p`'s
+    /// bit; no effect on results.
+    #[inline]
+    pub fn prefetch_noop_bit(&self, p: u32) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(word) = self.noop.get((p / 64) as usize) {
+            // SAFETY: as in `prefetch`.
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(word as *const u64 as *const i8) }
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = p;
@@ -464,6 +514,11 @@ impl PageTable {
         self.totals[from as usize] -= 1;
         self.totals[to as usize] += 1;
         self.p[p as usize].loc = to as u8;
+        match (from.resident(), to.resident()) {
+            (true, false) => self.clear_noop(p),
+            (false, true) => self.sync_noop(p),
+            _ => {}
+        }
         if from == Loc::Zram || to == Loc::Zram {
             self.sync_sl1_unloadable(p);
         }
@@ -594,6 +649,12 @@ impl PageTable {
                 return Err(format!("the free-slot bitmap disagrees with slot {s}"));
             }
         }
+        for p in 0..n as u32 {
+            let want = self.loc(p).resident() && self.has(p, F_YOUNG) && !self.has(p, F_SHADOW);
+            if self.touch_is_noop(p) != want {
+                return Err(format!("the no-op-touch bitmap disagrees with page {p}"));
+            }
+        }
         if !self.sl1_unloadable.is_empty() {
             for p in 0..n as u32 {
                 let marked = self.sl1_unloadable[(p / 64) as usize] & (1 << (p % 64)) != 0;
@@ -675,6 +736,44 @@ mod tests {
         assert_eq!(t.count(0, Loc::ActiveAnon), 2);
         assert_eq!(t.count(0, Loc::Absent), 1);
         assert_eq!(t.list_len(Loc::InactiveAnon), 1);
+        t.check().unwrap();
+    }
+
+    /// A touch is a no-op exactly while the page is resident, young and not in the swap
+    /// cache: the bit follows a fault, a scan clearing the young bit, an eviction that
+    /// leaves a shadow entry, and a swap-in by readahead that keeps the page's slot.
+    #[test]
+    fn a_touch_is_a_noop_exactly_while_the_page_is_resident_young_and_out_of_the_swap_cache() {
+        for l in Loc::ALL {
+            assert_eq!((RESIDENT_LOCS >> l as u8) & 1 != 0, l.resident(), "{l:?}");
+        }
+        let (mut t, _) = PageTable::new(&[(130, 3)]);
+        t.track_swap_slots(8);
+        let p = 70;
+        assert!(!t.touch_is_noop(p), "absent");
+        t.set_flag(p, F_YOUNG, true);
+        assert!(!t.touch_is_noop(p), "young but absent: the touch faults");
+        t.move_to(p, Loc::InactiveAnon);
+        assert!(t.touch_is_noop(p), "faulted in, young");
+        t.move_to(p, Loc::ActiveAnon);
+        assert!(t.touch_is_noop(p), "activated: still resident");
+        t.set_flag(p, F_YOUNG | F_REFERENCED, false);
+        assert!(!t.touch_is_noop(p), "a scan cleared the young bit");
+        t.set_flag(p, F_YOUNG, true);
+        t.move_to(p, Loc::Flash);
+        t.set_shadow(p, 1);
+        assert!(!t.touch_is_noop(p), "in flash swap");
+        t.swap_cache_add(p, Loc::InactiveAnon);
+        assert!(t.in_swap_cache(p) && !t.touch_is_noop(p), "in the swap cache: the touch frees its slot");
+        t.swap_cache_free(p);
+        assert!(t.touch_is_noop(p), "mapped, its slot freed");
+        let f = 131;
+        t.move_to(f, Loc::InactiveFile);
+        t.set_flag(f, F_YOUNG, true);
+        assert!(t.touch_is_noop(f));
+        t.move_to(f, Loc::Absent);
+        t.set_shadow(f, 2);
+        assert!(!t.touch_is_noop(f), "evicted, a shadow entry left");
         t.check().unwrap();
     }
 

@@ -50,6 +50,13 @@ impl Loc {
 /// The resident locations ([`Loc::resident`]) as one bit per location's value.
 const RESIDENT_LOCS: u32 = 0b1001_1110;
 
+/// Sets bit `i` of `word` to `on`.
+#[inline(always)]
+fn put_bit(word: &mut u64, i: u32, on: bool) {
+    let bit = 1u64 << i;
+    *word = if on { *word | bit } else { *word & !bit };
+}
+
 /// Accessed since the last scan (the PTE young bit).
 pub const F_YOUNG: u8 = 1;
 /// PG_referenced: seen referenced once by reclaim already.
@@ -283,8 +290,7 @@ impl PageTable {
     fn sync_noop(&mut self, p: u32) {
         let pg = &self.p[p as usize];
         let on = (RESIDENT_LOCS >> pg.loc) & 1 != 0 && pg.flags & (F_YOUNG | F_SHADOW) == F_YOUNG;
-        let (word, bit) = (&mut self.noop[(p / 64) as usize], 1u64 << (p % 64));
-        *word = if on { *word | bit } else { *word & !bit };
+        put_bit(&mut self.noop[(p / 64) as usize], p % 64, on);
     }
     /// SEAL's LLR weight of the page (Algorithm 1's flag).
     #[inline]
@@ -329,9 +335,7 @@ impl PageTable {
     fn sync_sl1_unloadable(&mut self, p: u32) {
         if let Some(word) = self.sl1_unloadable.get_mut((p / 64) as usize) {
             let pg = &self.p[p as usize];
-            let on = pg.loc == Loc::Zram as u8 && pg.flags >> LLR_SHIFT == 0;
-            let bit = 1u64 << (p % 64);
-            *word = if on { *word | bit } else { *word & !bit };
+            put_bit(word, p % 64, pg.loc == Loc::Zram as u8 && pg.flags >> LLR_SHIFT == 0);
         }
     }
     #[inline]
@@ -613,6 +617,9 @@ impl PageTable {
                 return Err(format!("file page {p} in flash swap"));
             }
             counts[self.owner(p) as usize][l as usize] += 1;
+            if self.touch_is_noop(p) != (l.resident() && self.has(p, F_YOUNG) && !self.has(p, F_SHADOW)) {
+                return Err(format!("the no-op-touch bitmap disagrees with page {p}"));
+            }
         }
         if counts != self.counts {
             return Err("per-app location counts disagree with the pages".into());
@@ -647,12 +654,6 @@ impl PageTable {
             }
             if let Some(s) = (0..self.slots.len() as u32).find(|&s| self.slot_bits.get(s) != (self.slots[s as usize] == NIL)) {
                 return Err(format!("the free-slot bitmap disagrees with slot {s}"));
-            }
-        }
-        for p in 0..n as u32 {
-            let want = self.loc(p).resident() && self.has(p, F_YOUNG) && !self.has(p, F_SHADOW);
-            if self.touch_is_noop(p) != want {
-                return Err(format!("the no-op-touch bitmap disagrees with page {p}"));
             }
         }
         if !self.sl1_unloadable.is_empty() {

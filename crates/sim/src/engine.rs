@@ -573,6 +573,9 @@ pub struct Sim {
     compress_ns: u64,
     decompress_ns: u64,
     zram_stored: i64,
+    /// [`Sim::zram_pool_pages`] for the `zram_stored` it was last computed at: free
+    /// memory is read several times a fault, the pool's size changes far less often.
+    zram_pool_memo: std::cell::Cell<(i64, i64)>,
     zram_cap: i64,
     flash_used: i64,
     flash_cap: i64,
@@ -1047,6 +1050,7 @@ impl Sim {
             compress_ns: (device.zram.compress_us_per_page * 1e3) as u64,
             decompress_ns: (device.zram.decompress_us_per_page * 1e3) as u64,
             zram_stored: 0,
+            zram_pool_memo: std::cell::Cell::new((0, 0)),
             zram_cap,
             flash_used: 0,
             flash_cap,
@@ -1335,7 +1339,13 @@ impl Sim {
     }
 
     fn zram_pool_pages(&self) -> i64 {
-        ceil_i64(self.zram_stored as f64 / self.zram_ratio)
+        let (stored, pages) = self.zram_pool_memo.get();
+        if stored == self.zram_stored {
+            return pages;
+        }
+        let pages = ceil_i64(self.zram_stored as f64 / self.zram_ratio);
+        self.zram_pool_memo.set((self.zram_stored, pages));
+        pages
     }
 
     /// si_mem_available (4.x): free less the reserve (the high watermark, with no
@@ -2515,6 +2525,17 @@ mod tests {
                 assert_eq!(ceil_i64(v), v.ceil() as i64, "{v}");
             }
             x *= 1.618;
+        }
+    }
+
+    /// The zram pool's size is kept between reads; every change of the pages stored,
+    /// back to an earlier count too, gives the size the ratio says.
+    #[test]
+    fn the_zram_pools_size_follows_every_change_of_the_pages_stored() {
+        let mut sim = embedded_sim("p20", "ice-video-call", "lru-cfs", &RunOptions::default());
+        for stored in [0, 1, 2, 1000, 1001, 2, 0, 7, 7, 1_000_000] {
+            sim.zram_stored = stored;
+            assert_eq!(sim.zram_pool_pages(), (stored as f64 / sim.zram_ratio).ceil() as i64, "{stored} pages stored");
         }
     }
 

@@ -620,6 +620,12 @@ impl PageTable {
             if self.touch_is_noop(p) != (l.resident() && self.has(p, F_YOUNG) && !self.has(p, F_SHADOW)) {
                 return Err(format!("the no-op-touch bitmap disagrees with page {p}"));
             }
+            if let Some(word) = self.sl1_unloadable.get((p / 64) as usize) {
+                let marked = word & (1 << (p % 64)) != 0;
+                if marked != (l == Loc::Zram && self.llr_weight(p) == 0) {
+                    return Err(format!("page {p}'s SL1 candidate bit is {marked} at {l:?} with LLR weight {}", self.llr_weight(p)));
+                }
+            }
         }
         if counts != self.counts {
             return Err("per-app location counts disagree with the pages".into());
@@ -654,18 +660,6 @@ impl PageTable {
             }
             if let Some(s) = (0..self.slots.len() as u32).find(|&s| self.slot_bits.get(s) != (self.slots[s as usize] == NIL)) {
                 return Err(format!("the free-slot bitmap disagrees with slot {s}"));
-            }
-        }
-        if !self.sl1_unloadable.is_empty() {
-            for p in 0..n as u32 {
-                let marked = self.sl1_unloadable[(p / 64) as usize] & (1 << (p % 64)) != 0;
-                if marked != (self.loc(p) == Loc::Zram && self.llr_weight(p) == 0) {
-                    return Err(format!(
-                        "page {p}'s SL1 candidate bit is {marked} at {:?} with LLR weight {}",
-                        self.loc(p),
-                        self.llr_weight(p)
-                    ));
-                }
             }
         }
         Ok(())

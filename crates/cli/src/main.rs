@@ -221,6 +221,11 @@ struct SimArgs {
     /// upper bound; a window of 30 s keeps only what Fig. 4 observed.
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     bg_window_s: Option<f64>,
+    /// Keep a foreground app nobody uses (a launch-only workload's: Selective's,
+    /// SmartLMK's) at the pages its launch mapped. By default it grows to its footprint
+    /// as a used app does, an upper bound: the catalog's footprints are of apps in use.
+    #[arg(long)]
+    no_idle_growth: bool,
     /// Run Ice's cputester beside the workload: a process outside the apps that keeps
     /// this percentage of all cores busy (Ice's BG-cputester took 20).
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
@@ -472,6 +477,7 @@ fn sim(a: SimArgs) -> Result<()> {
         draw_bg: a.draw_bg,
         shuffle_rounds: a.shuffle_rounds,
         bg_window_s: a.bg_window_s,
+        no_idle_growth: a.no_idle_growth,
         cputester_pct: a.cputester_pct,
     };
     if a.seed.checked_add(u64::from(a.seeds) - 1).is_none() {

@@ -154,7 +154,7 @@ fn plan(quick: bool) -> Result<[Vec<RunSpec>; 5], SimError> {
     // ASAP's control, Fig. 2.1, comes from switches of its own (`asap::fig21`).
     let asap_specs = Vec::new();
     let selective_specs: Vec<RunSpec> =
-        selective::specs(quick).into_iter().filter(|s| s.policy == "android-lmk" && s.bg_window_s.is_none()).collect();
+        selective::specs(quick).into_iter().filter(|s| s.policy == "android-lmk" && s.bg_window_s.is_none() && !s.no_idle_growth).collect();
     Ok([ice_specs, seal_specs, smartlmk_specs, asap_specs, selective_specs])
 }
 

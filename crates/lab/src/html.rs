@@ -107,6 +107,9 @@ fn describe(s: &RunSpec) -> String {
     if let Some(w) = s.bg_window_s {
         add("background window", format!("{w} s"));
     }
+    if s.no_idle_growth {
+        add("idle apps", "keep their launch's pages".into());
+    }
     d
 }
 

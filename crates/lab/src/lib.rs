@@ -61,6 +61,12 @@ pub fn windowed(r: &RunRecord) -> bool {
     r.params.contains_key("bg_window_s")
 }
 
+/// Whether a run kept a foreground app nobody uses at what its launch mapped
+/// (`RunOptions::no_idle_growth`).
+pub fn idle_still(r: &RunRecord) -> bool {
+    r.params.get("idle_growth") == Some(&Param::Bool(false))
+}
+
 /// One run to do: names are resolved against the embedded data.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunSpec {
@@ -85,6 +91,9 @@ pub struct RunSpec {
     /// Ends cached apps' background activity this long after they leave the
     /// foreground (`RunOptions::bg_window_s`).
     pub bg_window_s: Option<f64>,
+    /// A foreground app nobody uses keeps what its launch mapped instead of growing to
+    /// its footprint (`RunOptions::no_idle_growth`).
+    pub no_idle_growth: bool,
     /// Also keep the run's measured part in steps of this many simulated seconds
     /// (`RunRecord::slices`).
     pub slice_s: Option<f64>,
@@ -116,6 +125,7 @@ impl RunSpec {
             draw_bg: false,
             shuffle_rounds: false,
             bg_window_s: None,
+            no_idle_growth: false,
             slice_s: None,
             app_mem_mib: None,
             lmkd: None,
@@ -365,6 +375,7 @@ fn simulate(
         draw_bg: s.draw_bg,
         shuffle_rounds: s.shuffle_rounds,
         bg_window_s: s.bg_window_s,
+        no_idle_growth: s.no_idle_growth,
         cputester_pct: s.cputester_pct,
     };
     let mut rec = match (timeline, s.slice_s) {

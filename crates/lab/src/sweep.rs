@@ -576,6 +576,7 @@ pub fn run_key(key: &RunKey, base: &Path) -> Result<RunRecord, SimError> {
         draw_bg: f.draw_bg.unwrap_or(false),
         shuffle_rounds: f.shuffle_rounds.unwrap_or(false),
         bg_window_s: f.bg_window_s,
+        no_idle_growth: false,
         cputester_pct: f.cputester_pct,
     };
     let mut rec = floe_sim::run(&dev, &wl, &catalog, &key.policy, &opts)?;

@@ -51,7 +51,8 @@ const MINOR_FAULT_NS: u64 = 1_000;
 /// File faults read an aligned cluster of this many pages (fault-around / readaround,
 /// the kernel reads 16-32 pages; Android lowers read_ahead_kb). Assumption: 8.
 const FILE_CLUSTER: u32 = 8;
-/// Assumption: an app grows to its full anonymous footprint at 64 MiB/s of use.
+/// Assumption: an app grows to its full anonymous footprint at 64 MiB/s of use (and,
+/// unless `RunOptions::no_idle_growth`, in the foreground unused).
 const POPULATE_PAGES_PER_S: u32 = 64 * 256;
 /// Segments a launch is split into, so its faults and CPU interleave with other work.
 const LAUNCH_SEGMENTS: u32 = 8;
@@ -131,6 +132,12 @@ pub struct RunOptions {
     /// the app's whole time there unless this bounds it: the two bracket what no seed
     /// measures (docs/MODEL.md, "Background activity").
     pub bg_window_s: Option<f64>,
+    /// A foreground app nobody uses (a non-interactive workload's, whose script only
+    /// launches it and waits) keeps the pages its launch mapped. By default it goes on
+    /// growing to its footprint as a used app does (`POPULATE_PAGES_PER_S`), an upper
+    /// bound: the catalog's footprints are of apps in use, and no seed measures what an
+    /// app left on its first screen maps (docs/MODEL.md, "Launches").
+    pub no_idle_growth: bool,
 }
 
 /// Whether `w` seconds is a background window a run takes (`RunOptions::bg_window_s`):
@@ -613,6 +620,8 @@ pub struct Sim {
     fg: Option<u16>,
     /// How long after leaving the foreground a cached app stays active (`RunOptions::bg_window_s`).
     bg_window: Option<Nanos>,
+    /// Whether a foreground app nobody uses grows (`RunOptions::no_idle_growth`).
+    idle_growth: bool,
     in_use: bool,
     interactive: bool,
     script: Vec<Step>,
@@ -1018,6 +1027,9 @@ impl Sim {
         if let Some(w) = opts.bg_window_s {
             params.insert("bg_window_s".to_string(), Param::Float(w));
         }
+        if opts.no_idle_growth {
+            params.insert("idle_growth".to_string(), Param::Bool(false));
+        }
         let sys_touch = hogs::SystemTouch::new(device.system.as_ref(), &apps[n_apps..]);
         let app_c = vec![AppCounters::default(); apps.len()];
         let mut sim = Sim {
@@ -1072,6 +1084,7 @@ impl Sim {
             kill_batch: None,
             fg: None,
             bg_window: opts.bg_window_s.map(Nanos::from_secs_f64),
+            idle_growth: !opts.no_idle_growth,
             in_use: false,
             interactive: false,
             script,
@@ -1730,7 +1743,11 @@ impl Sim {
         let render = self.in_use && self.interactive;
         let mut ctx = Ctx { t: self.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
         // Grow towards the full footprint: allocate heap, map the rest of the files.
-        let per_tick = if render { POPULATE_PAGES_PER_S / 60 } else { POPULATE_PAGES_PER_S / 10 };
+        let per_tick = match (render, self.idle_growth) {
+            (true, _) => POPULATE_PAGES_PER_S / 60,
+            (false, true) => POPULATE_PAGES_PER_S / 10,
+            (false, false) => 0,
+        };
         let (pop, anon, seen, file) = (a.populated, a.anon, a.file_seen, a.file);
         let grow_to = (pop + per_tick).min(anon);
         for i in pop..grow_to {
@@ -2720,5 +2737,28 @@ mod tests {
         let mut fine = embedded_sim("p20", "ice-video-call", "lru-cfs", &opts);
         fine.run_to_end();
         assert!(!fine.overran() && fine.finish().is_ok());
+    }
+
+    /// A launch-only script's app, left on its first screen, grows to its footprint as
+    /// a used app does unless `no_idle_growth` keeps it at what its launch mapped; the
+    /// run records which.
+    #[test]
+    fn an_idle_foreground_app_grows_only_unless_told_not_to() {
+        let held = |no_idle_growth: bool| {
+            let opts = RunOptions { seed: 1, no_idle_growth, ..Default::default() };
+            let mut sim = embedded_sim("nexus5", "selective-a1", "android-lmk", &opts);
+            assert!(sim.run_until(Nanos::from_secs(25)));
+            let a = sim.apps.iter().find(|a| a.spec.name == "slither-io").unwrap();
+            assert_eq!((a.state, sim.fg), (AppState::Foreground, Some(0)), "the first app waits in the foreground");
+            let file_launch = pages_of(a.spec.launch_file_mib);
+            ((a.populated, a.anon, a.launch_anon), (a.file_seen, a.file, file_launch), sim.record().params.get("idle_growth").cloned())
+        };
+        let ((pop, anon, launch), (seen, file, _), grows) = held(false);
+        assert_eq!((pop, seen, grows), (anon, file, None), "grown to the whole footprint");
+        let ((pop, anon, launch_anon), (seen, _, file_launch), still) = held(true);
+        assert_eq!(launch_anon, launch);
+        assert!(pop == launch_anon && pop < anon, "heap: {pop} populated of {anon}, the launch's {launch_anon}");
+        assert!(seen <= file_launch, "files: {seen} seen, the launch's {file_launch}");
+        assert_eq!(still, Some(Param::Bool(false)));
     }
 }

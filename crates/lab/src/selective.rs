@@ -495,6 +495,11 @@ mod tests {
         }
     }
 
+    /// The report's table whose title starts with `prefix`.
+    fn table_of<'a>(rep: &'a Report, prefix: &str) -> &'a Table {
+        rep.tables.iter().find(|t| t.title.starts_with(prefix)).unwrap_or_else(|| panic!("no table `{prefix}...`"))
+    }
+
     /// A run of `p` in `wl` with `metrics`, one with the background window if `window`.
     fn run_with(wl: &str, p: &str, window: bool, metrics: Metrics) -> RunRecord {
         let mut r = RunRecord { metrics, ..RunRecord::new(p, "nexus5", wl, 1) };
@@ -519,7 +524,7 @@ mod tests {
             }
         }
         let rep = report(runs, false);
-        let table = |prefix: &str| rep.tables.iter().find(|t| t.title.starts_with(prefix)).unwrap();
+        let table = |prefix: &str| table_of(&rep, prefix);
         let (main, still) = (table("§III ("), table(STILL_TITLE));
         assert_eq!(main.row("a swap-all / original: mean launch").ours, 2.0);
         assert_eq!(still.row("a swap-all / original: mean launch").ours, 1.0);
@@ -548,7 +553,7 @@ mod tests {
             }
         }
         let rep = report(runs, true);
-        let table = |prefix: &str| rep.tables.iter().find(|t| t.title.starts_with(prefix)).unwrap();
+        let table = |prefix: &str| table_of(&rep, prefix);
         let (heavy, quiet) = (table("§V (Figs."), table("§V's heavy scenarios with"));
         assert_eq!(heavy.row("kill-first vs swap-all: mean launch cut").ours, 50.0);
         assert_eq!(heavy.row("kill-first vs original Android: mean cut").ours, 37.5);

@@ -28,6 +28,12 @@ pub(crate) mod paper {
     /// §2.2 on Fig. 2.1 (Pixel 4): the overhead of memory pressure "increases the
     /// application switch time by a factor of 4x relative to the ideal switch time".
     pub const PRESSURE_OVER_IDEAL: f64 = 4.0;
+    /// §2.3 on Fig. 2.2 (Pixel 4, the same switches under memory pressure): "CPU
+    /// utilization is measured only 34.2 % during the switch", the mean of the eight
+    /// cores, and "only 19.4 % of the maximum disk bandwidth is used on average" (the
+    /// bandwidth being the read throughput over fio's peak sequential read, §6.4).
+    pub const SWITCH_CPU_PCT: f64 = 34.2;
+    pub const SWITCH_DISK_PCT: f64 = 19.4;
     /// §6.4 on Figs. 6.4 and 6.5 (Pixel 4): ASAP "increases the CPU utilization to 1.18x
     /// on average over the total switch time", and "improves the I/O bandwidth by 25.2 %
     /// on average".
@@ -131,23 +137,36 @@ fn utilisation_rows(runs: &[RunRecord], dev: &str) -> Vec<Comparison> {
     rows
 }
 
-/// Fig. 2.1's switches: per device, each app's switch time in the three cases
-/// ([`Fig21Case`] order), from [`fig21`].
-pub(crate) type Fig21 = Vec<(String, String, [f64; 3])>;
+/// One app's switches of Fig. 2.1 on one phone, from [`fig21`].
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Fig21Switches {
+    pub dev: String,
+    pub app: String,
+    /// The switch time in each of the three cases ([`Fig21Case`] order), ms.
+    pub ms: [f64; 3],
+    /// Fig. 2.2 on the switch with most pages out: the share of the cores' time busy
+    /// (the mean of eight cores, percent) and the flash read throughput against the
+    /// phone's peak sequential read (percent).
+    pub cpu_pct: f64,
+    pub read_pct: f64,
+}
+
+/// Fig. 2.1's switches: per device, each app's.
+pub(crate) type Fig21 = Vec<Fig21Switches>;
 
 /// Fig. 2.1, as §2.2 defines its cases, under demand paging on both phones: the mean
 /// switch time over the eight apps in each case, the ratio of the means with most pages
 /// out to the ideal (the thesis's 4x, Pixel 4) and its range over the apps.
 pub(crate) fn fig21_table(switches: &Fig21) -> Table {
     let mut t = Table {
-        title: "Fig. 2.1: demand paging's switch time with the app's pages out of memory against the ideal (every page in memory)".into(),
-        unit: "ms; ratio".into(),
+        title: "Fig. 2.1: demand paging's switch time with the app's pages out of memory against the ideal (every page in memory); Fig. 2.2: the CPU and flash it keeps busy".into(),
+        unit: "ms; ratio; percent".into(),
         rows: vec![],
     };
     for dev in DEVICES {
-        let of_dev: Vec<&[f64; 3]> = switches.iter().filter(|(d, _, _)| d == dev).map(|(_, _, ms)| ms).collect();
-        let mean_of = |i: usize| crate::report::mean(of_dev.iter().map(|ms| ms[i]));
-        let (lo, hi) = range(of_dev.iter().map(|ms| ms[2] / ms[0]));
+        let of_dev: Vec<&Fig21Switches> = switches.iter().filter(|s| s.dev == dev).collect();
+        let mean_of = |i: usize| crate::report::mean(of_dev.iter().map(|s| s.ms[i]));
+        let (lo, hi) = range(of_dev.iter().map(|s| s.ms[2] / s.ms[0]));
         t.rows.push(Comparison { label: format!("{dev} ideal switch ms"), paper: None, ours: mean_of(0) });
         t.rows.push(Comparison { label: format!("{dev} switch ms, file-backed pages on disk"), paper: None, ours: mean_of(1) });
         t.rows.push(Comparison { label: format!("{dev} switch ms, most pages not in memory"), paper: None, ours: mean_of(2) });
@@ -158,6 +177,17 @@ pub(crate) fn fig21_table(switches: &Fig21) -> Table {
         });
         t.rows.push(Comparison { label: format!("{dev} most pages not in memory / ideal, least of an app"), paper: None, ours: lo });
         t.rows.push(Comparison { label: format!("{dev} most pages not in memory / ideal, most of an app"), paper: None, ours: hi });
+        let pixel4 = |v: f64| (dev == "pixel4").then_some(v);
+        t.rows.push(Comparison {
+            label: format!("{dev} CPU busy over a switch with most pages not in memory %"),
+            paper: pixel4(paper::SWITCH_CPU_PCT),
+            ours: crate::report::mean(of_dev.iter().map(|s| s.cpu_pct)),
+        });
+        t.rows.push(Comparison {
+            label: format!("{dev} flash read over that switch, % of peak"),
+            paper: pixel4(paper::SWITCH_DISK_PCT),
+            ours: crate::report::mean(of_dev.iter().map(|s| s.read_pct)),
+        });
     }
     t
 }
@@ -325,8 +355,8 @@ const FIG21_GAP_S: f64 = 1.0;
 /// `app` is launched and used as the sequences use it, left for the home screen, put in
 /// `case`'s state with the Android kernels' per-process reclaim (`/proc/PID/reclaim`:
 /// `file` for file-backed pages on disk, `all` for most pages out), and switched back
-/// to after [`FIG21_GAP_S`]. Returns the switch time, ms.
-pub(crate) fn fig21_switch_ms(device: &str, app: &str, case: Fig21Case, seed: u64) -> Result<f64, SimError> {
+/// to after [`FIG21_GAP_S`]. Returns the switch's record.
+pub(crate) fn fig21_switch(device: &str, app: &str, case: Fig21Case, seed: u64) -> Result<LaunchLog, SimError> {
     let catalog = Catalog::embedded()?;
     let mut wl = Workload::load(SEQUENCES[0], &catalog)?;
     wl.sequence = vec![app.to_string()];
@@ -347,12 +377,12 @@ pub(crate) fn fig21_switch_ms(device: &str, app: &str, case: Fig21Case, seed: u6
     rec.launches
         .iter()
         .find(|l| l.kind == LaunchKind::Warm)
-        .map(|l| l.ms)
+        .cloned()
         .ok_or_else(|| SimError::Run(format!("{app} was not switched back to on the {device}")))
 }
 
 /// Fig. 2.1's switches on both phones with `seed`: every app of the sequences in each
-/// case, in parallel; (device, app, switch ms per case).
+/// case, in parallel.
 pub(crate) fn fig21(seed: u64) -> Result<Fig21, SimError> {
     use rayon::prelude::*;
     let catalog = Catalog::embedded()?;
@@ -360,11 +390,22 @@ pub(crate) fn fig21(seed: u64) -> Result<Fig21, SimError> {
     let jobs: Vec<(&str, &String)> = DEVICES.iter().flat_map(|d| apps.iter().map(move |a| (*d, a))).collect();
     jobs.par_iter()
         .map(|&(dev, app)| {
+            let peak = Device::load(dev)?.flash.seq_read_mib_s * 1024.0 * 1024.0;
             let mut ms = [0.0; 3];
+            let mut out = None;
             for (i, case) in [Fig21Case::Ideal, Fig21Case::FileOnDisk, Fig21Case::MostOut].into_iter().enumerate() {
-                ms[i] = fig21_switch_ms(dev, app, case, seed)?;
+                let l = fig21_switch(dev, app, case, seed)?;
+                ms[i] = l.ms;
+                out = Some(l);
             }
-            Ok((dev.to_string(), app.clone(), ms))
+            let out = out.expect("three cases");
+            Ok(Fig21Switches {
+                dev: dev.to_string(),
+                app: app.clone(),
+                ms,
+                cpu_pct: 100.0 * out.cpu_share,
+                read_pct: 100.0 * out.read_bytes_s / peak,
+            })
         })
         .collect()
 }
@@ -394,7 +435,13 @@ mod tests {
     /// most pages out against the ideal ones.
     #[test]
     fn fig21_table_sets_the_means_against_the_ideal() {
-        let sw = |dev: &str, app: &str, ms: [f64; 3]| (dev.to_string(), app.to_string(), ms);
+        let sw = |dev: &str, app: &str, ms: [f64; 3]| Fig21Switches {
+            dev: dev.into(),
+            app: app.into(),
+            ms,
+            cpu_pct: ms[0] / 10.0,
+            read_pct: ms[1] / 10.0,
+        };
         let switches = vec![
             sw("pixel4", "a", [100.0, 200.0, 300.0]),
             sw("pixel4", "b", [200.0, 300.0, 900.0]),
@@ -411,12 +458,19 @@ mod tests {
         assert_eq!(row("pixel4 most pages not in memory / ideal, most of an app"), 4.5);
         assert_eq!(row("pixel3a most pages not in memory / ideal"), 1.0);
         assert_eq!(t.row("pixel3a most pages not in memory / ideal").paper, None);
+        // Fig. 2.2's rows: the means of the switches with most pages out.
+        assert_eq!(row("pixel4 CPU busy over a switch with most pages not in memory %"), 15.0);
+        assert_eq!(t.row("pixel4 CPU busy over a switch with most pages not in memory %").paper, Some(paper::SWITCH_CPU_PCT));
+        assert_eq!(row("pixel4 flash read over that switch, % of peak"), 25.0);
+        assert_eq!(t.row("pixel3a flash read over that switch, % of peak").paper, None);
     }
 
     /// Each replicate shows the Fig. 2.1 switches made with its own seed.
     #[test]
     fn each_replicate_takes_the_fig21_table_of_its_seed() {
-        let table = |ms: f64| fig21_table(&vec![("pixel4".to_string(), "a".to_string(), [ms, ms, 2.0 * ms])]);
+        let table = |ms: f64| {
+            fig21_table(&vec![Fig21Switches { dev: "pixel4".into(), app: "a".into(), ms: [ms, ms, 2.0 * ms], cpu_pct: 0.0, read_pct: 0.0 }])
+        };
         let tables: BTreeMap<u64, Table> = [(1, table(100.0)), (1 + crate::SEED_STRIDE, table(300.0))].into();
         let runs = |seed| vec![RunRecord::new("demand-paging", "pixel4", SEQUENCES[0], seed)];
         assert_eq!(fig21_of(&tables, &runs(1)).row("pixel4 ideal switch ms").ours, 100.0);
@@ -429,7 +483,7 @@ mod tests {
     #[test]
     fn a_switch_takes_longer_with_each_kind_of_page_out_of_memory() {
         for dev in DEVICES {
-            let ms = [Fig21Case::Ideal, Fig21Case::FileOnDisk, Fig21Case::MostOut].map(|c| fig21_switch_ms(dev, "youtube", c, 1).unwrap());
+            let ms = [Fig21Case::Ideal, Fig21Case::FileOnDisk, Fig21Case::MostOut].map(|c| fig21_switch(dev, "youtube", c, 1).unwrap().ms);
             assert!(ms[0] < ms[1] && ms[1] < ms[2], "{dev}: {ms:?}");
             assert!(ms[2] > 2.0 * ms[0], "{dev}: {ms:?}");
         }

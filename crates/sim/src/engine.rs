@@ -438,7 +438,8 @@ struct Launch {
     anon: LaunchSet,
     measured: bool,
     round: u32,
-    /// Core-nanoseconds of CPU work done and flash bytes read in the run when it began.
+    /// Nanoseconds the cores were busy (summed over them) and flash bytes read in the
+    /// run when it began.
     busy0: f64,
     read0: u64,
 }
@@ -1649,7 +1650,7 @@ impl Sim {
             anon: anon_set,
             measured,
             round,
-            busy0: self.cpu.busy_core_ns_at(self.now),
+            busy0: self.cpu.busy_ns_at(self.now),
             read0: self.flash.read_bytes,
         });
         let (w, bg) = (self.weight_of(app), self.in_bg_group(app));
@@ -1711,7 +1712,7 @@ impl Sim {
                 kind: l.kind,
                 ms: latency.as_ms_f64(),
                 round: l.round,
-                cpu_share: (self.cpu.busy_core_ns_at(self.now) - l.busy0) / (ns * f64::from(self.cpu.cores())),
+                cpu_share: (self.cpu.busy_ns_at(self.now) - l.busy0) / (ns * f64::from(self.cpu.cores())),
                 read_bytes_s: (self.flash.read_bytes - l.read0) as f64 / (ns / 1e9),
             });
         }

@@ -66,6 +66,10 @@ enum Cmd {
     /// the count of each paper's findings that hold (--json: an array). `calibration`
     /// re-runs every paper's controls against the paper's figures, within ±15 % or not,
     /// and lists the values in data/ calibrated on each.
+    ///
+    /// While the runs go, stderr shows a bar on a terminal; elsewhere (a log, a pipe) a
+    /// line a minute ($FLOE_HEARTBEAT_S seconds) gives the runs done and the time left
+    /// at the pace so far. With --json, neither.
     #[command(after_help = "Examples:
   floe experiment seal --quick          SEAL's figures in under a minute
   floe experiment all --quick           every paper's evaluation, then how many of each one's findings hold
@@ -1079,7 +1083,8 @@ fn run_one_experiment(name: &str, quick: bool, seeds: u32, show: bool) -> Result
             if done > 0 && last.elapsed() >= *every {
                 *last = Instant::now();
                 let (pos, len) = (bar.position(), bar.length().unwrap_or(0));
-                eprintln!("experiment {name}: {pos}/{len} runs done, {:.0} s", t0.elapsed().as_secs_f64());
+                let taken = t0.elapsed().as_secs_f64();
+                eprintln!("experiment {name}: {pos}/{len} runs done, {taken:.0} s, {} left at this pace", time_left(taken, pos, len));
             }
         }
     };
@@ -1091,6 +1096,18 @@ fn run_one_experiment(name: &str, quick: bool, seeds: u32, show: bool) -> Result
         eprintln!("floe: experiment {name}: {taken} runs taken from the run cache (--no-cache runs them afresh)");
     }
     Ok(report?)
+}
+
+/// The time the rest of `len` runs would take at the pace of the first `done` (which
+/// took `taken` seconds), as the heartbeat prints it: seconds under two minutes, then
+/// minutes. The runs go longest first, so the pace of the first overstates the rest.
+fn time_left(taken: f64, done: u64, len: u64) -> String {
+    let left = if done == 0 { f64::NAN } else { taken * len.saturating_sub(done) as f64 / done as f64 };
+    match left {
+        l if !l.is_finite() => "an unknown time".to_string(),
+        l if l < 120.0 => format!("about {l:.0} s"),
+        l => format!("about {:.0} min", l / 60.0),
+    }
 }
 
 fn bench(a: BenchArgs) -> Result<()> {
@@ -1162,4 +1179,19 @@ fn replay(a: ReplayArgs) -> Result<()> {
     outln!("evictions    {}  scanned {}  promoted {}", stats.evictions, stats.scanned, stats.promotions);
     outln!("requests/s   {:.3e} ({:.3} s: {:.3} s reading, {:.3} s replaying)", per_s, total_s, read_s, total_s - read_s);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time_left;
+
+    /// The heartbeat's estimate scales the time so far by the runs left over the runs
+    /// done, in seconds under two minutes and in minutes above.
+    #[test]
+    fn the_time_left_is_the_pace_so_far_over_the_runs_left() {
+        assert_eq!(time_left(30.0, 10, 40), "about 90 s");
+        assert_eq!(time_left(600.0, 100, 400), "about 30 min");
+        assert_eq!(time_left(55.0, 7, 7), "about 0 s");
+        assert_eq!(time_left(5.0, 0, 7), "an unknown time");
+    }
 }

@@ -959,8 +959,8 @@ fn an_experiment_takes_its_finished_runs_from_the_cache() {
 }
 
 /// Where stderr is not a terminal, an experiment says how far its runs are in plain
-/// lines, one a period (FLOE_HEARTBEAT_S; a minute by default), and stdout keeps only
-/// the report; with --json, no line.
+/// lines, one a period (FLOE_HEARTBEAT_S; a minute by default), with the time left at
+/// the pace so far, and stdout keeps only the report; with --json, no line.
 #[test]
 fn off_a_terminal_an_experiment_prints_a_heartbeat_line_instead_of_a_bar() {
     let _shared = crate::shared();
@@ -980,6 +980,8 @@ fn off_a_terminal_an_experiment_prints_a_heartbeat_line_instead_of_a_bar() {
     assert!(beats.len() > 1 && !stderr.contains('['), "{stderr}");
     let last = beats.last().unwrap().split_whitespace().nth(2).unwrap().split_once('/').unwrap();
     assert_eq!(last.0, last.1, "the last line counts every run: {stderr}");
+    assert!(beats.last().unwrap().ends_with(", about 0 s left at this pace"), "{stderr}");
+    assert!(beats.iter().all(|l| l.contains(" left at this pace")), "{stderr}");
     assert!(!stdout.contains("runs done"), "the heartbeat is on stderr only");
     let (_, stderr) = run(&["--json"]);
     assert!(!stderr.contains("runs done"), "{stderr}");

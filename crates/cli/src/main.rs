@@ -1100,7 +1100,8 @@ fn run_one_experiment(name: &str, quick: bool, seeds: u32, show: bool) -> Result
 
 /// The time the rest of `len` runs would take at the pace of the first `done` (which
 /// took `taken` seconds), as the heartbeat prints it: seconds under two minutes, then
-/// minutes. The runs go longest first, so the pace of the first overstates the rest.
+/// minutes. The runs go longest first, so the pace of the first overstates the rest;
+/// runs taken from the cache count as done at once, and make it understate.
 fn time_left(taken: f64, done: u64, len: u64) -> String {
     let left = if done == 0 { f64::NAN } else { taken * len.saturating_sub(done) as f64 / done as f64 };
     match left {

@@ -129,6 +129,9 @@ pub fn linux_watermarks_mib(ram_mib: f64, display: Option<(u32, u32)>, wsf: u32)
 /// Largest render-thread wait a reclaimed page may cost, µs (a vsync period: frames
 /// pay at most one each).
 const MAX_FRAME_BLOCK_US: f64 = 16_667.0;
+/// The most high-order kswapd wakeups a minute a device may give: one a second, past
+/// which kswapd would hardly sleep.
+const MAX_HIGH_ORDER_PER_MIN: f64 = 60.0;
 
 /// Largest display side accepted, pixels (an 8K panel is 7,680 wide).
 const MAX_DISPLAY_PX: u32 = 16_384;
@@ -179,6 +182,13 @@ pub struct MemorySpec {
     /// Default false.
     #[serde(default)]
     pub rcc: bool,
+    /// How many times a minute an allocation of order 3 that may not reclaim directly
+    /// (the network stack's page fragments) finds no free block of its order and wakes
+    /// kswapd, which then reclaims about the inactive lists' 1/4096th, at least 16
+    /// pages, however much memory is free (the engine's `high_order` module). Absent:
+    /// never (no fragmentation modelled).
+    #[serde(default)]
+    pub high_order_wakeups_per_min: Option<f64>,
 }
 
 /// zram (and zswap pool) configuration of a device.
@@ -416,6 +426,12 @@ impl Device {
             return err(
                 "memory.reclaim_frame_block_us",
                 format!("must be 0..={MAX_FRAME_BLOCK_US} µs of a render thread's wait a page reclaimed, got {}", num(v)),
+            );
+        }
+        if let Some(v) = m.high_order_wakeups_per_min.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= MAX_HIGH_ORDER_PER_MIN)) {
+            return err(
+                "memory.high_order_wakeups_per_min",
+                format!("must be above 0 and at most {MAX_HIGH_ORDER_PER_MIN} wakeups a minute, got {}", num(v)),
             );
         }
         if let Some(v) = m.tuned_high_mib.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= m.app_mem_mib)) {
@@ -1665,6 +1681,7 @@ mod tests {
             ("hikey970", "cached_adj = \"shared-slots\"", "cached_adj = \"android9\"", "memory.cached_adj", "`shared-slots`"),
             ("p20", "touch_mib_per_cpu_s = 4.17", "touch_mib_per_cpu_s = -1.0", "system.touch_mib_per_cpu_s", "a second of CPU"),
             ("p20", "reclaim_frame_block_us = 1525.0", "reclaim_frame_block_us = -1.0", "memory.reclaim_frame_block_us", "0..=16667 µs"),
+            ("p20", "high_order_wakeups_per_min = ", "high_order_wakeups_per_min = 0.0 #", "memory.high_order_wakeups_per_min", "above 0"),
             ("p20", "adj = -900", "adj = -2000", "system.process.adj", "-1000..=1000"),
             ("p20", "hot_anon_mib = 37.8", "hot_anon_mib = 999.0", "system.process.hot_anon_mib", "0..=151 MiB"),
             ("p20", "name = \"launcher\"", "name = \"../x\"", "system.process.name", ""),

@@ -9,6 +9,7 @@ use crate::config::{AppSpec, Catalog, Device, SwapReadahead, Workload, MAX_MIB, 
 use crate::SimError;
 mod asap;
 mod churn;
+mod high_order;
 mod hogs;
 mod kill;
 mod launch;
@@ -403,6 +404,8 @@ enum Ev {
     AsapDispatch,
     /// lmkd's PSI mode: the kernel's trigger check, or lmkd's poll after an event.
     Psi,
+    /// A high-order allocation found no free block of its order (`high_order`).
+    HighOrderWake,
 }
 
 struct Queued {
@@ -666,6 +669,11 @@ pub struct Sim {
     rcc: Option<rcc::Rcc>,
     /// Reclaim scans the anonymous lists only (RCC's reclaim).
     scan_anon_only: bool,
+    /// High-order allocations failing a minute (`memory.high_order_wakeups_per_min`).
+    high_order_per_min: Option<f64>,
+    rng_high_order: FastRng,
+    /// kswapd wakeups for a high-order allocation with kswapd asleep.
+    high_order_wakeups: u64,
 }
 
 /// The lognormal law of a frame's CPU work with mean `mean_ms` and the spread
@@ -1115,6 +1123,9 @@ impl Sim {
             psi: None,
             rcc: device.memory.rcc.then(|| rcc::Rcc::new(device.memory.ram_mib)),
             scan_anon_only: false,
+            high_order_per_min: m.high_order_wakeups_per_min,
+            rng_high_order: stream(opts.seed, 5),
+            high_order_wakeups: 0,
             hogs: hogs::hogs(opts.seed, device.cpu.cores, device.cpu.system_load_pct, opts.cputester_pct),
         };
         sim.boot_system();
@@ -1140,6 +1151,7 @@ impl Sim {
         if sim.rcc.is_some() {
             sim.push(Nanos::ZERO, Ev::RccWake);
         }
+        sim.schedule_high_order();
         sim.push(Nanos::ZERO, Ev::Step);
         if let Some(t) = sim.setup.tick {
             sim.push(t, Ev::PolicyTick);
@@ -1408,6 +1420,7 @@ impl Sim {
             }
             Ev::Kswapd => self.kswapd_batch(),
             Ev::RccWake => self.rcc_wake(),
+            Ev::HighOrderWake => self.high_order_wake(),
             Ev::RccCheck { running } => self.rcc_check(running),
             Ev::HogWake { thread } => self.hog_wake(thread),
             Ev::SealUnload => self.seal_unload(),

@@ -305,7 +305,10 @@ fn ice_motivation_runs_cache_the_papers_fixed_background_set() {
     assert_eq!(set(&none), "");
     let bg = |m: &floe_core::Metrics| m.refaults_bg_anon + m.refaults_bg_file;
     assert!(bg(&eight.metrics) > 1_000 && bg(&none.metrics) == 0, "BG refaults {} vs {}", bg(&eight.metrics), bg(&none.metrics));
-    assert!(eight.metrics.reclaimed_pages > 10_000 && none.metrics.reclaimed_pages == 0);
+    // With nothing cached only kswapd's high-order wakeups reclaim (Fig. 2(a)'s BG-null:
+    // 76 pages), some tens of pages each.
+    let (r8, r0) = (eight.metrics.reclaimed_pages, none.metrics.reclaimed_pages);
+    assert!(r8 > 10_000 && r0 < 1_000 && r8 > 100 * r0.max(1), "reclaimed {r8} vs {r0}");
     // The set does not depend on the seed; a draw does.
     assert_eq!(set(&run(8, false, 2)), fixed);
     let three = set(&run(3, false, 1));

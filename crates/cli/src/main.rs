@@ -69,7 +69,8 @@ enum Cmd {
     ///
     /// While the runs go, stderr shows a bar on a terminal; elsewhere (a log, a pipe) a
     /// line a minute ($FLOE_HEARTBEAT_S seconds) gives the runs done and the time left
-    /// at the pace so far. With --json, neither.
+    /// at the pace so far, reckoned by the runs' simulated seconds (the longest go
+    /// first). With --json, neither.
     #[command(after_help = "Examples:
   floe experiment seal --quick          SEAL's figures in under a minute
   floe experiment all --quick           every paper's evaluation, then how many of each one's findings hold
@@ -1058,8 +1059,10 @@ fn run_one_experiment(name: &str, quick: bool, seeds: u32, show: bool) -> Result
     // indicatif draws nothing when stderr is not a terminal, so piped and CI output
     // stay clean; with --json (`show` false) it draws nothing either.
     let bar = if show { indicatif::ProgressBar::new(0) } else { indicatif::ProgressBar::hidden() };
+    // The bar fills by the runs' cost (their simulated seconds), so its estimate holds
+    // while the longest runs go first; the message counts the runs.
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} runs, {elapsed} (~{eta} left)")
+        indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {msg}, {elapsed} (~{eta} left)")
             .expect("valid template")
             .progress_chars("=> "),
     );
@@ -1070,21 +1073,39 @@ fn run_one_experiment(name: &str, quick: bool, seeds: u32, show: bool) -> Result
         let every = std::env::var("FLOE_HEARTBEAT_S").ok().and_then(|v| v.parse::<f64>().ok()).filter(|v| *v >= 0.0).unwrap_or(60.0);
         (std::time::Duration::from_secs_f64(every), Instant::now(), std::sync::Mutex::new(Instant::now()))
     });
-    // Runs finish on several threads: count them rather than trust each one's total.
-    let progress = |done: usize, all: usize| {
-        if done == 0 {
-            bar.set_length(all as u64);
-            bar.set_position(0);
-        } else {
-            bar.inc(1);
+    // Steps come from several threads: one lock keeps the batch's tally whole.
+    let tally = std::sync::Mutex::new(Tally::default());
+    let progress = |step: floe_lab::Step| {
+        let mut t = tally.lock().unwrap_or_else(|e| e.into_inner());
+        match step {
+            floe_lab::Step::Begin { runs, done } => {
+                *t = Tally { runs, done, started: Some(Instant::now()), ..Tally::default() };
+                bar.set_length(0);
+                bar.set_position(0);
+            }
+            floe_lab::Step::Cost { cost } => {
+                t.cost = cost;
+                bar.set_length(cost.ceil() as u64);
+            }
+            floe_lab::Step::Done { runs, cost } => {
+                t.done += runs;
+                t.cost_done += cost;
+                bar.set_position(t.cost_done.round() as u64);
+            }
         }
+        bar.set_message(format!("{}/{} runs", t.done, t.runs));
         if let Some((every, t0, last)) = &heartbeat {
             let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
-            if done > 0 && last.elapsed() >= *every {
+            if matches!(step, floe_lab::Step::Done { .. }) && last.elapsed() >= *every {
                 *last = Instant::now();
-                let (pos, len) = (bar.position(), bar.length().unwrap_or(0));
-                let taken = t0.elapsed().as_secs_f64();
-                eprintln!("experiment {name}: {pos}/{len} runs done, {taken:.0} s, {} left at this pace", time_left(taken, pos, len));
+                let batch = t.started.map_or(0.0, |s| s.elapsed().as_secs_f64());
+                eprintln!(
+                    "experiment {name}: {}/{} runs done, {:.0} s, {} left at this pace",
+                    t.done,
+                    t.runs,
+                    t0.elapsed().as_secs_f64(),
+                    time_left(batch, t.cost_done, t.cost)
+                );
             }
         }
     };
@@ -1098,12 +1119,30 @@ fn run_one_experiment(name: &str, quick: bool, seeds: u32, show: bool) -> Result
     Ok(report?)
 }
 
-/// The time the rest of `len` runs would take at the pace of the first `done` (which
-/// took `taken` seconds), as the heartbeat prints it: seconds under two minutes, then
-/// minutes. The runs go longest first, so the pace of the first overstates the rest;
-/// runs taken from the cache count as done at once, and make it understate.
-fn time_left(taken: f64, done: u64, len: u64) -> String {
-    let left = if done == 0 { f64::NAN } else { taken * len.saturating_sub(done) as f64 / done as f64 };
+/// An experiment's batch of runs as its steps have told it (`floe_lab::Step`).
+#[derive(Default)]
+struct Tally {
+    runs: usize,
+    done: usize,
+    /// What the runs to simulate cost, and what of it the runs done took.
+    cost: f64,
+    cost_done: f64,
+    started: Option<Instant>,
+}
+
+/// The time the rest of a batch's runs would take at the pace so far, as the heartbeat
+/// prints it (seconds under two minutes, then minutes): `taken` seconds for `done` of
+/// the runs' `cost` (their simulated seconds, which runs taken from the cache do not
+/// add to). A run's time follows its simulated seconds only roughly: SEAL's take about
+/// 1.5 times as long a simulated second as Ice's frame-rate runs.
+fn time_left(taken: f64, done: f64, cost: f64) -> String {
+    let left = if done >= cost {
+        0.0
+    } else if done > 0.0 {
+        taken * (cost - done) / done
+    } else {
+        f64::NAN
+    };
     match left {
         l if !l.is_finite() => "an unknown time".to_string(),
         l if l < 120.0 => format!("about {l:.0} s"),
@@ -1186,13 +1225,15 @@ fn replay(a: ReplayArgs) -> Result<()> {
 mod tests {
     use super::time_left;
 
-    /// The heartbeat's estimate scales the time so far by the runs left over the runs
-    /// done, in seconds under two minutes and in minutes above.
+    /// The heartbeat's estimate scales the time so far by the cost left over the cost
+    /// done, in seconds under two minutes and in minutes above; with nothing left to
+    /// simulate (every run done, or taken from the cache) nothing is left.
     #[test]
-    fn the_time_left_is_the_pace_so_far_over_the_runs_left() {
-        assert_eq!(time_left(30.0, 10, 40), "about 90 s");
-        assert_eq!(time_left(600.0, 100, 400), "about 30 min");
-        assert_eq!(time_left(55.0, 7, 7), "about 0 s");
-        assert_eq!(time_left(5.0, 0, 7), "an unknown time");
+    fn the_time_left_is_the_pace_so_far_over_the_cost_left() {
+        assert_eq!(time_left(30.0, 1_000.0, 4_000.0), "about 90 s");
+        assert_eq!(time_left(600.0, 100.0, 400.0), "about 30 min");
+        assert_eq!(time_left(55.0, 7.0, 7.0), "about 0 s");
+        assert_eq!(time_left(0.1, 0.0, 0.0), "about 0 s");
+        assert_eq!(time_left(5.0, 0.0, 7.0), "an unknown time");
     }
 }

@@ -92,14 +92,14 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         Shard::ALL => format!("sweep {}", spec.display()),
         s => format!("sweep {} shard {s}", spec.display()),
     });
-    // The first call says how many were done already; each later one, one more.
-    let progress = |done: usize, all: usize| {
-        if bar.length() == Some(0) {
-            bar.set_length(all as u64);
+    // The first step says how many were done already; each run that ends, one more.
+    let progress = |step: floe_lab::Step| match step {
+        floe_lab::Step::Begin { runs, done } => {
+            bar.set_length(runs as u64);
             bar.set_position(done as u64);
-        } else {
-            bar.inc(1);
         }
+        floe_lab::Step::Done { runs, .. } => bar.inc(runs as u64),
+        floe_lab::Step::Cost { .. } => {}
     };
     let r = floe_lab::sweep::run_shard(&sweep, shard, &out, a.jobs.map(|j| j as usize), &progress);
     bar.finish_and_clear();

@@ -134,12 +134,26 @@ impl RunSpec {
     }
 }
 
-/// Told `(runs finished, runs in all)` after each run of an experiment, from the
-/// worker threads.
-pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+/// What a batch of runs tells its watcher ([`Progress`]), from the worker threads, so
+/// in any order but `Begin` first.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Step {
+    /// A batch of `runs` runs begins, `done` of them done already.
+    Begin { runs: usize, done: usize },
+    /// The runs left to simulate will cost about `cost` in all: their simulated
+    /// seconds, which a run's time follows far better than one run per run does (the
+    /// longest start first).
+    Cost { cost: f64 },
+    /// `runs` more are done (specs that share one run end together), which took `cost`
+    /// of the estimate (none for runs taken from a cache).
+    Done { runs: usize, cost: f64 },
+}
+
+/// Told each [`Step`] of an experiment's runs.
+pub type Progress<'a> = &'a (dyn Fn(Step) + Sync);
 
 /// A `Progress` that ignores what it is told.
-pub fn no_progress(_: usize, _: usize) {}
+pub fn no_progress(_: Step) {}
 
 /// Runs every spec (in parallel; each run is deterministic, and results keep the
 /// order of `specs`), telling `progress` as runs finish. Specs the simulator cannot
@@ -152,7 +166,7 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
     use std::collections::HashMap;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let catalog = Catalog::embedded()?;
-    progress(0, specs.len());
+    progress(Step::Begin { runs: specs.len(), done: 0 });
     // Each spec's key; the first spec of each key stands for the others.
     let mut inputs: HashMap<(&str, &str), (Device, Workload)> = HashMap::new();
     let mut keys: Vec<String> = Vec::with_capacity(specs.len());
@@ -181,18 +195,13 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
         sharing[o] += 1;
     }
     let mut raw: Vec<Option<RunRecord>> = vec![None; specs.len()];
-    let done = AtomicUsize::new(0);
-    let tell = |o: usize| {
-        for _ in 0..sharing[o] {
-            progress(done.fetch_add(1, Ordering::Relaxed) + 1, specs.len());
-        }
-    };
+    let tell = |o: usize, cost: f64| progress(Step::Done { runs: sharing[o], cost });
     if let Some(kept) = KEPT.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
         for (i, slot) in raw.iter_mut().enumerate() {
             if owner[i] == i {
                 if let Some(rec) = kept.get(&keys[i]) {
                     *slot = Some(rec.clone());
-                    tell(i);
+                    tell(i, 0.0);
                 }
             }
         }
@@ -203,13 +212,14 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
                 if let Some(rec) = store.get(&stored_key(i)) {
                     raw[i] = Some(rec);
                     STORE_HITS.fetch_add(1, Ordering::Relaxed);
-                    tell(i);
+                    tell(i, 0.0);
                 }
             }
         }
     }
     let mut todo: Vec<usize> = (0..specs.len()).filter(|&i| owner[i] == i && raw[i].is_none()).collect();
     todo.sort_by(|&a, &b| costs[b].total_cmp(&costs[a]).then(a.cmp(&b)));
+    progress(Step::Cost { cost: todo.iter().map(|&i| costs[i]).sum() });
     // Workers take the next run from the list as they finish one.
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
@@ -228,7 +238,7 @@ pub fn run_all(specs: &[RunSpec], progress: Progress) -> Result<Vec<RunRecord>, 
                     if let Some(store) = &store {
                         store.put(&stored_key(i), rec);
                     }
-                    tell(i);
+                    tell(i, costs[i]);
                 }
                 out.push((i, rec));
             }
@@ -548,8 +558,9 @@ mod tests {
     use super::*;
     use std::sync::Mutex;
 
-    /// `run_all` announces the total first, then one call per finished run, and the
-    /// records keep the order of the specs whatever order the runs finish in.
+    /// `run_all` announces the batch first, then what its runs will cost, then each
+    /// finished run with its share of that cost, and the records keep the order of the
+    /// specs whatever order the runs finish in.
     #[test]
     fn run_all_reports_every_finished_run_and_keeps_the_spec_order() {
         let specs: Vec<RunSpec> = [3u64, 1, 2]
@@ -557,12 +568,21 @@ mod tests {
             .map(|&seed| RunSpec { seed, use_s: Some(1.0), rounds: Some(1), ..RunSpec::new("nexus5", "selective-c", "android-lmk") })
             .collect();
         let heard = Mutex::new(Vec::new());
-        let runs = run_all(&specs, &|done, all| heard.lock().unwrap().push((done, all))).unwrap();
+        let runs = run_all(&specs, &|s| heard.lock().unwrap().push(s)).unwrap();
         assert_eq!(runs.iter().map(|r| r.seed).collect::<Vec<_>>(), [3, 1, 2]);
-        let mut heard = heard.into_inner().unwrap();
-        assert_eq!(heard[0], (0, 3));
-        heard.sort();
-        assert_eq!(heard, [(0, 3), (1, 3), (2, 3), (3, 3)]);
+        let heard = heard.into_inner().unwrap();
+        assert_eq!(heard[0], Step::Begin { runs: 3, done: 0 });
+        let Step::Cost { cost } = heard[1] else { panic!("{heard:?}") };
+        let done: Vec<(usize, f64)> = heard[2..]
+            .iter()
+            .map(|s| match *s {
+                Step::Done { runs, cost } => (runs, cost),
+                other => panic!("{other:?} after the cost"),
+            })
+            .collect();
+        assert_eq!(done.len(), 3, "{heard:?}");
+        assert!(done.iter().all(|&(n, c)| n == 1 && c > 0.0), "{heard:?}");
+        assert!((done.iter().map(|d| d.1).sum::<f64>() - cost).abs() < 1e-9, "the runs' costs add up to the estimate: {heard:?}");
     }
 
     /// Specs the simulator cannot tell apart (an override equal to the workload's or
@@ -602,10 +622,14 @@ mod tests {
         let key = format!("{:?}", sim_key(&spec, &dev, &wl));
         assert!(KEPT.lock().unwrap().as_ref().is_some_and(|k| k.contains_key(&key)));
         let heard = std::sync::Mutex::new(Vec::new());
-        let again = run_all(&[spec.clone(), spec], &|d, a| heard.lock().unwrap().push((d, a))).unwrap();
+        let again = run_all(&[spec.clone(), spec], &|s| heard.lock().unwrap().push(s)).unwrap();
         keep_runs(false);
         assert_eq!(again, [first[0].clone(), first[0].clone()]);
-        assert_eq!(heard.into_inner().unwrap(), [(0, 2), (1, 2), (2, 2)]);
+        // Both specs end with the kept run, which costs nothing; nothing is left to run.
+        assert_eq!(
+            heard.into_inner().unwrap(),
+            [Step::Begin { runs: 2, done: 0 }, Step::Done { runs: 2, cost: 0.0 }, Step::Cost { cost: 0.0 }]
+        );
         assert!(KEPT.lock().unwrap().is_none());
     }
 
@@ -648,9 +672,9 @@ mod tests {
                 vec![Table { title: "t".into(), unit: "ms".into(), rows: vec![Comparison { label: "sum".into(), paper: None, ours: ms }] }];
             Report { experiment: "x".into(), runs, tables, findings: vec![], notes: vec![], seeds: 1, sd: vec![] }
         };
-        let rep = run_replicated(&specs, 3, &|done, all| heard.lock().unwrap().push((done, all)), report, |_, _| vec![]).unwrap();
+        let rep = run_replicated(&specs, 3, &|s| heard.lock().unwrap().push(s), report, |_, _| vec![]).unwrap();
         assert_eq!(seen.into_inner().unwrap(), [vec![2, 1], vec![1002, 1001], vec![2002, 2001]]);
-        assert_eq!(heard.into_inner().unwrap()[0], (0, 6), "one batch of all six runs");
+        assert_eq!(heard.into_inner().unwrap()[0], Step::Begin { runs: 6, done: 0 }, "one batch of all six runs");
         assert_eq!((rep.seeds, rep.runs.len()), (3, 6));
         assert!(rep.tables[0].rows[0].ours > 0.0 && !rep.sd[0][0].is_nan());
     }
@@ -694,7 +718,7 @@ mod tests {
         let catalog = Catalog::embedded().unwrap();
         let head: Vec<String> = Workload::load("selective-b2", &catalog).unwrap().sequence[..5].to_vec();
         let spec = RunSpec { use_s: Some(1.0), launches: Some(5), ..RunSpec::new("nexus5", "selective-b2", "android-lmk") };
-        let run = &run_all(&[spec], &|_, _| {}).unwrap()[0];
+        let run = &run_all(&[spec], &|_| {}).unwrap()[0];
         let launched: Vec<&str> = run.launches.iter().map(|l| l.app.as_str()).collect();
         assert_eq!(launched, head.iter().map(String::as_str).collect::<Vec<_>>());
         assert_eq!(run.params.get("launches"), Some(&Param::Int(5)));

@@ -644,8 +644,8 @@ pub struct ShardRun {
 /// Runs shard `shard` of `sweep` into `out`, one line per run appended as each run
 /// finishes, on `jobs` threads (`None`: one per core). Runs `out` holds already are not
 /// run again; an incomplete last line (a run cut short when the shard was killed) is
-/// dropped and its run done again. `progress` hears `(runs done, runs in the shard)`,
-/// first with the runs found done.
+/// dropped and its run done again. `progress` hears the shard's runs and those found
+/// done, then each run as it ends (a run's cost counted as one).
 pub fn run_shard(sweep: &Sweep, shard: Shard, out: &Path, jobs: Option<usize>, progress: crate::Progress) -> Result<ShardRun, SweepError> {
     let mine: Vec<&RunKey> = sweep.shard(shard).collect();
     let mut index: HashMap<String, usize> = mine.iter().enumerate().map(|(i, k)| (k.id(), i)).collect();
@@ -685,8 +685,8 @@ pub fn run_shard(sweep: &Sweep, shard: Shard, out: &Path, jobs: Option<usize>, p
     }
     let file = std::fs::OpenOptions::new().create(true).append(true).open(out).map_err(io_error(out))?;
     let file = std::sync::Mutex::new(file);
-    let count = std::sync::atomic::AtomicUsize::new(skipped);
-    progress(skipped, mine.len());
+    progress(crate::Step::Begin { runs: mine.len(), done: skipped });
+    progress(crate::Step::Cost { cost: todo.len() as f64 });
     let work = || {
         todo.par_iter().try_for_each(|key| {
             let mut text = run_line(key, &sweep.base)?;
@@ -694,7 +694,7 @@ pub fn run_shard(sweep: &Sweep, shard: Shard, out: &Path, jobs: Option<usize>, p
             let mut f = file.lock().unwrap_or_else(|e| e.into_inner());
             f.write_all(text.as_bytes()).and_then(|()| f.flush()).map_err(io_error(out))?;
             drop(f);
-            progress(count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, mine.len());
+            progress(crate::Step::Done { runs: 1, cost: 1.0 });
             Ok::<(), SweepError>(())
         })
     };
@@ -934,9 +934,11 @@ mod tests {
         let cut: usize = text.split_inclusive('\n').take(2).map(str::len).sum::<usize>() + 20;
         std::fs::write(&a, &text[..cut]).unwrap();
         let heard = std::sync::Mutex::new(Vec::new());
-        let again = run_shard(&s, shard1, &a, None, &|d, n| heard.lock().unwrap().push((d, n))).unwrap();
+        let again = run_shard(&s, shard1, &a, None, &|step| heard.lock().unwrap().push(step)).unwrap();
         assert_eq!(again, ShardRun { runs: 6, skipped: 2, ran: 4 });
-        assert_eq!(heard.lock().unwrap()[0], (2, 6));
+        let heard = heard.into_inner().unwrap();
+        assert_eq!(heard[..2], [crate::Step::Begin { runs: 6, done: 2 }, crate::Step::Cost { cost: 4.0 }]);
+        assert_eq!(heard[2..], [crate::Step::Done { runs: 1, cost: 1.0 }; 4]);
         assert_eq!(std::fs::read_to_string(&a).unwrap().lines().count(), 6);
         // A third go runs nothing.
         assert_eq!(run_shard(&s, shard1, &a, None, &crate::no_progress).unwrap().ran, 0);

@@ -669,8 +669,7 @@ pub struct Sim {
     rcc: Option<rcc::Rcc>,
     /// Reclaim scans the anonymous lists only (RCC's reclaim).
     scan_anon_only: bool,
-    /// High-order allocations failing a minute (`memory.high_order_wakeups_per_min`).
-    high_order_per_min: Option<f64>,
+    /// Draws the gaps between failed high-order allocations (`high_order`).
     rng_high_order: FastRng,
     /// kswapd wakeups for a high-order allocation with kswapd asleep.
     high_order_wakeups: u64,
@@ -688,6 +687,12 @@ fn frame_law(mean_ms: f64) -> LogNormal<f64> {
 fn stream(seed: u64, component: u64) -> FastRng {
     // splitmix64 of (seed, component) so streams are independent.
     FastRng::seed_from_u64(splitmix(seed, component))
+}
+
+/// A draw from the exponential law of mean 1, by inversion: -ln u, u uniform in (0, 1).
+fn exp1(rng: &mut FastRng) -> f64 {
+    let u: f64 = rng.gen_range(f64::EPSILON..1.0);
+    -u.ln()
 }
 
 /// The splitmix64 finaliser of `a` and `b`: well-mixed 64 bits for each pair.
@@ -1123,7 +1128,6 @@ impl Sim {
             psi: None,
             rcc: device.memory.rcc.then(|| rcc::Rcc::new(device.memory.ram_mib)),
             scan_anon_only: false,
-            high_order_per_min: m.high_order_wakeups_per_min,
             rng_high_order: stream(opts.seed, 5),
             high_order_wakeups: 0,
             hogs: hogs::hogs(opts.seed, device.cpu.cores, device.cpu.system_load_pct, opts.cputester_pct),
@@ -1832,9 +1836,7 @@ impl Sim {
         if a.gen != gen || a.state != AppState::Cached || !self.workload.background_activity || self.past_bg_window(a) {
             return;
         }
-        let mean = a.spec.bg_period_s;
-        let u: f64 = self.rng_bg.gen_range(f64::EPSILON..1.0);
-        let after = Nanos::from_secs_f64(-mean * u.ln());
+        let after = Nanos::from_secs_f64(a.spec.bg_period_s * exp1(&mut self.rng_bg));
         let life = a.life;
         self.push(self.after(after), Ev::BgWake { app, life, gen });
     }

@@ -19,10 +19,9 @@
 //! calibrated on Ice's BG-null control, the pages its P20 reclaimed in a call with free
 //! memory far above the watermarks (Fig. 2(a), docs/MODEL.md, "Reclaim and watermarks").
 
-use super::{Cont, Ctx, Ev, Sim};
+use super::{exp1, Cont, Ctx, Ev, Sim};
 use crate::pages::Loc;
 use floe_core::Nanos;
-use rand::Rng;
 
 /// The allocation's order: the network stack's page fragments (SKB_FRAG_PAGE_ORDER,
 /// 32 KiB with 4 KiB pages).
@@ -39,9 +38,8 @@ pub(super) fn pass_target(inactive_pages: u64, priority: u32) -> u32 {
 impl Sim {
     /// Schedules the next failed high-order allocation, an exponential gap away.
     pub(super) fn schedule_high_order(&mut self) {
-        let Some(per_min) = self.high_order_per_min else { return };
-        let u: f64 = self.rng_high_order.gen_range(f64::EPSILON..1.0);
-        let after = Nanos::from_secs_f64(-60.0 / per_min * u.ln());
+        let Some(per_min) = self.device.memory.high_order_wakeups_per_min else { return };
+        let after = Nanos::from_secs_f64(60.0 / per_min * exp1(&mut self.rng_high_order));
         self.push(self.after(after), Ev::HighOrderWake);
     }
 

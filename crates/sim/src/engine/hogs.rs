@@ -8,7 +8,7 @@
 //! what reclaim takes from them comes back as the system's refaults, and the burst
 //! waits for them.
 
-use super::{pages_of, stream, AppRt, Cont, Ctx, Ev, JobEv, Sim};
+use super::{exp1, pages_of, stream, AppRt, Cont, Ctx, Ev, JobEv, Sim};
 use crate::config::{AppSpec, SystemProcess, SystemSpec};
 use floe_core::{AppState, Nanos, PriorityClass};
 use rand::Rng;
@@ -138,8 +138,7 @@ impl SystemTouch {
 
 /// A draw from the exponential law of mean `mean_ms`.
 fn exp_ms(rng: &mut FastRng, mean_ms: f64) -> Nanos {
-    let u: f64 = rng.gen_range(f64::EPSILON..1.0);
-    Nanos::from_ms_f64(-mean_ms * u.ln())
+    Nanos::from_ms_f64(mean_ms * exp1(rng))
 }
 
 impl Sim {

@@ -602,6 +602,9 @@ const BG_CPU_MS_WHY: &str = "ms of CPU per wakeup; a minute";
 /// Most CPU one UI frame may take: a second.
 const MAX_FRAME_CPU_MS: f64 = 1_000.0;
 const FRAME_CPU_MS_WHY: &str = "ms; a second, sixty frame periods at 60 Hz";
+/// Most a frame's work may spread: a standard deviation of twice the mean.
+const MAX_FRAME_CPU_CV: f64 = 2.0;
+const FRAME_CPU_CV_WHY: &str = "a standard deviation of twice the mean frame; a rendering loop's frames vary less";
 /// Background wakeups come at most once a second and at least once a day.
 const MIN_BG_PERIOD_S: f64 = 1.0;
 const MAX_BG_PERIOD_S: f64 = 86_400.0;
@@ -786,6 +789,10 @@ pub struct Foreground {
     /// the app's ordinary UI frame).
     #[serde(default)]
     pub frame_cpu_ms: Option<f64>,
+    /// Coefficient of variation of one frame's CPU work in this scenario (default: the
+    /// engine's `FRAME_CPU_CV`).
+    #[serde(default)]
+    pub frame_cpu_cv: Option<f64>,
     /// Fresh heap pages allocated while rendering, MiB per second.
     #[serde(default)]
     pub heap_alloc_mib_s: f64,
@@ -816,6 +823,12 @@ impl Foreground {
         let err = |k: &str, msg: String| Err(input.error(k, msg));
         if let Some(v) = self.frame_cpu_ms.filter(|v| !(v.is_finite() && *v >= 0.0 && *v <= MAX_FRAME_CPU_MS)) {
             return err("foreground.frame_cpu_ms", format!("must be 0..={MAX_FRAME_CPU_MS} ({FRAME_CPU_MS_WHY}), got {}", num(v)));
+        }
+        if let Some(v) = self.frame_cpu_cv.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= MAX_FRAME_CPU_CV)) {
+            return err(
+                "foreground.frame_cpu_cv",
+                format!("must be above 0 and at most {MAX_FRAME_CPU_CV} ({FRAME_CPU_CV_WHY}), got {}", num(v)),
+            );
         }
         for (k, v) in [("foreground.heap_alloc_mib_s", self.heap_alloc_mib_s), ("foreground.read_mib_s", self.read_mib_s)] {
             if !(v.is_finite() && (0.0..=MAX_CHURN_MIB_S).contains(&v)) {
@@ -1573,7 +1586,9 @@ mod tests {
         for (from, to, key, says) in [
             ("read_mib_s = 1.1", "read_mib_s = 1e9", "foreground.read_mib_s", "1 GiB a second"),
             ("heap_free_mib = 32.0", "heap_free_mib = 0.5", "foreground.heap_free_mib", "at least 1 MiB"),
-            ("frame_cpu_ms = 16.1", "frame_cpu_ms = -1.0", "foreground.frame_cpu_ms", "a second"),
+            ("frame_cpu_ms = 16.23", "frame_cpu_ms = -1.0", "foreground.frame_cpu_ms", "a second"),
+            ("frame_cpu_cv = 0.1", "frame_cpu_cv = 0.0", "foreground.frame_cpu_cv", "above 0"),
+            ("frame_cpu_cv = 0.1", "frame_cpu_cv = 2.5", "foreground.frame_cpu_cv", "at most 2"),
             ("buffers_mib = 240.0", "buffers_mib = 1e9", "foreground.buffers_mib", "16 GiB"),
         ] {
             let src = edited("workloads/ice-video-call.toml", from, to);
@@ -1679,8 +1694,8 @@ mod tests {
             ("pixel3", "lmkd = \"psi-minfree\"", "lmkd = \"vmpressure\"", "memory.lmkd", "`psi-minfree`"),
             ("nexus5", "swap_readahead = \"cluster\"", "swap_readahead = \"vma\"", "flash.swap_readahead", "`adaptive`"),
             ("hikey970", "cached_adj = \"shared-slots\"", "cached_adj = \"android9\"", "memory.cached_adj", "`shared-slots`"),
-            ("p20", "touch_mib_per_cpu_s = 4.17", "touch_mib_per_cpu_s = -1.0", "system.touch_mib_per_cpu_s", "a second of CPU"),
-            ("p20", "reclaim_frame_block_us = 1525.0", "reclaim_frame_block_us = -1.0", "memory.reclaim_frame_block_us", "0..=16667 µs"),
+            ("p20", "touch_mib_per_cpu_s = 4.0", "touch_mib_per_cpu_s = -1.0", "system.touch_mib_per_cpu_s", "a second of CPU"),
+            ("p20", "reclaim_frame_block_us = 1475.0", "reclaim_frame_block_us = -1.0", "memory.reclaim_frame_block_us", "0..=16667 µs"),
             ("p20", "high_order_wakeups_per_min = ", "high_order_wakeups_per_min = 0.0 #", "memory.high_order_wakeups_per_min", "above 0"),
             ("p20", "adj = -900", "adj = -2000", "system.process.adj", "-1000..=1000"),
             ("p20", "hot_anon_mib = 37.8", "hot_anon_mib = 999.0", "system.process.hot_anon_mib", "0..=151 MiB"),

@@ -675,10 +675,10 @@ pub struct Sim {
     high_order_wakeups: u64,
 }
 
-/// The lognormal law of a frame's CPU work with mean `mean_ms` and the spread
-/// `FRAME_CPU_CV`: sigma^2 = ln(1 + cv^2), mu = ln(mean) - sigma^2 / 2.
-fn frame_law(mean_ms: f64) -> LogNormal<f64> {
-    let var = (1.0 + FRAME_CPU_CV * FRAME_CPU_CV).ln();
+/// The lognormal law of a frame's CPU work with mean `mean_ms` and coefficient of
+/// variation `cv`: sigma^2 = ln(1 + cv^2), mu = ln(mean) - sigma^2 / 2.
+fn frame_law(mean_ms: f64, cv: f64) -> LogNormal<f64> {
+    let var = (1.0 + cv * cv).ln();
     LogNormal::new(mean_ms.max(1e-6).ln() - var / 2.0, var.sqrt()).expect("finite mean, positive spread")
 }
 
@@ -929,7 +929,10 @@ impl Sim {
                         .min(pages_of(spec.ws_file_mib).min(file)),
                     cold_cpu: Nanos(cold as u64),
                     warm_cpu: Nanos::from_ms_f64(spec.warm_launch_ms * workload.switch_cpu_share),
-                    frame_ms: frame_law(fg_spec(&spec.name).and_then(|f| f.frame_cpu_ms).unwrap_or(spec.frame_cpu_ms)),
+                    frame_ms: frame_law(
+                        fg_spec(&spec.name).and_then(|f| f.frame_cpu_ms).unwrap_or(spec.frame_cpu_ms),
+                        fg_spec(&spec.name).and_then(|f| f.frame_cpu_cv).unwrap_or(FRAME_CPU_CV),
+                    ),
                     churn: fg_spec(&spec.name).map(|f| churn::Churn::new(f, anon + file)),
                     populated: 0,
                     file_seen: 0,
@@ -2628,6 +2631,39 @@ mod tests {
         // pages owed.
         let owed_vsyncs = rec * per_page.0 / VSYNC.0;
         assert!(free - blocked <= owed_vsyncs, "{} frames lost, {owed_vsyncs} vsyncs owed", free - blocked);
+    }
+
+    /// A scenario's `frame_cpu_cv` is the spread of its frames' work: on a device with
+    /// no system load, where the call's frames run alone on a big core, their times
+    /// spread as the scenario says about the same mean, and without it the engine's
+    /// `FRAME_CPU_CV` holds.
+    #[test]
+    fn a_scenarios_frames_spread_as_its_frame_cpu_cv_says() {
+        let cat = Catalog::embedded().unwrap();
+        let dev = Device::load("hikey970").unwrap();
+        let spread = |cv: Option<f64>| {
+            let mut wl = Workload::load("ice-video-call", &cat).unwrap();
+            let fg = wl.foreground.as_mut().unwrap();
+            (fg.frame_cpu_ms, fg.frame_cpu_cv) = (Some(8.0), cv);
+            wl.use_s = 60.0;
+            let opts = RunOptions { seed: 1, bg_apps: Some(0), ..Default::default() };
+            let mut sim = Sim::new(&dev, &wl, &cat, floe_policies::make("lru-cfs").unwrap(), &opts);
+            sim.log_frames();
+            sim.run_to_end();
+            // Past the first second, when the call's buffers are allocated.
+            let ms: Vec<f64> = sim.take_frames().iter().skip(60).map(|(_, s, e)| (e - s) * 1e3).collect();
+            let mean = ms.iter().sum::<f64>() / ms.len() as f64;
+            let sd = (ms.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / ms.len() as f64).sqrt();
+            assert!(ms.len() > 3_000, "{} frames", ms.len());
+            (mean, sd / mean)
+        };
+        let (narrow, wide, default) = (spread(Some(0.1)), spread(Some(0.5)), spread(None));
+        for (mean, _) in [narrow, wide, default] {
+            assert!((7.9..8.6).contains(&mean), "mean frame {mean} ms against 8 ms of work");
+        }
+        assert!((narrow.1 - 0.1).abs() < 0.03, "narrow: {narrow:?}");
+        assert!((wide.1 - 0.5).abs() < 0.05, "wide: {wide:?}");
+        assert!((default.1 - FRAME_CPU_CV).abs() < 0.04, "default: {default:?}");
     }
 
     /// A frame pays at most a vsync period of the wait reclaim owes, so a burst of

@@ -96,8 +96,9 @@ const SWAPPINESS: u64 = 100;
 /// work follows its content (Ice §2.2.3: "differences in visual content and unstable
 /// network signals can lead to unstable frame rates"); no seed publishes the spread, so
 /// floe draws each frame's work from a lognormal law with the app's `frame_cpu_ms` as
-/// its mean and this spread. It decides how many frames sit near the 16.6 ms budget,
-/// and so how many a stall of a few milliseconds pushes over it.
+/// its mean and this spread, where the scenario gives none (`frame_cpu_cv`; Ice's four
+/// are calibrated on its BG-cputester). It decides how many frames sit near the 16.6 ms
+/// budget, and so how many a stall of a few milliseconds or a slower core pushes over it.
 pub const FRAME_CPU_CV: f64 = 0.3;
 /// Idle foreground apps (non-interactive workloads) wake this often to grow.
 const IDLE_TICK: Nanos = Nanos::from_ms(100);

@@ -321,6 +321,38 @@ fn ice_motivation_runs_cache_the_papers_fixed_background_set() {
     assert_eq!(run(8, true, 1).params.get("bg_fixed"), Some(&floe_core::Param::Bool(false)));
 }
 
+/// Ice's BG-cputester (docs/MODEL.md, "CPU"): cputester's threads cost a scenario
+/// frames through the cores it takes from them, and how many turns on the spread of
+/// the frames' work. The call's frames fill most of a vsync and lose more the less
+/// their work spreads; scrolling's short frames keep a vsync's slack at any spread.
+#[test]
+fn cputester_costs_the_frames_that_fill_the_vsync_more_the_less_they_spread() {
+    let cat = Catalog::embedded().unwrap();
+    let dev = Device::load("p20").unwrap();
+    let loss = |workload: &str, cv: f64| {
+        let mut wl = Workload::load(workload, &cat).unwrap();
+        wl.foreground.as_mut().unwrap().frame_cpu_cv = Some(cv);
+        wl.use_s = 120.0;
+        let fps = |cputester_pct: Option<f64>| -> f64 {
+            (1..=2)
+                .map(|seed| {
+                    let opts = RunOptions { seed, bg_apps: Some(0), cputester_pct, ..Default::default() };
+                    floe_sim::run(&dev, &wl, &cat, "lru-cfs", &opts).unwrap().metrics.fps
+                })
+                .sum()
+        };
+        let (null, cputester) = (fps(None), fps(Some(20.0)));
+        100.0 * (null - cputester) / null
+    };
+    let (call_narrow, call_wide) = (loss("ice-video-call", 0.1), loss("ice-video-call", 0.3));
+    assert!(call_wide > 3.0, "the call loses {call_wide:.1} % of its frames at a spread of 0.3");
+    assert!(call_narrow > call_wide + 2.0, "the call loses {call_narrow:.1} % at 0.1 against {call_wide:.1} % at 0.3");
+    for cv in [0.1, 0.3] {
+        let scrolling = loss("ice-scrolling", cv);
+        assert!(scrolling.abs() < 1.0, "scrolling loses {scrolling:.2} % at a spread of {cv}");
+    }
+}
+
 /// SEAL Fig. 2/3's trade-off: flash swap keeps more apps cached than vanilla LMK, and
 /// pays for it with slower warm launches. Each round in a fresh order, as `floe
 /// experiment seal` runs it: with Table I's order every round, Android 9's killer takes

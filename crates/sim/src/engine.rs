@@ -914,6 +914,7 @@ impl Sim {
                 // half of it: derived, not fitted.
                 let io_ns = (launch_file as f64 / FILE_CLUSTER as f64) * (flash_read_4k_ns + (FILE_CLUSTER - 1) as f64 * seq_ns_per_page);
                 let cold = (spec.cold_launch_ms * 1e6 - io_ns).max(spec.cold_launch_ms * 0.5e6);
+                let fg = fg_spec(&spec.name);
                 AppRt {
                     base: bases[i],
                     anon,
@@ -931,10 +932,10 @@ impl Sim {
                     cold_cpu: Nanos(cold as u64),
                     warm_cpu: Nanos::from_ms_f64(spec.warm_launch_ms * workload.switch_cpu_share),
                     frame_ms: frame_law(
-                        fg_spec(&spec.name).and_then(|f| f.frame_cpu_ms).unwrap_or(spec.frame_cpu_ms),
-                        fg_spec(&spec.name).and_then(|f| f.frame_cpu_cv).unwrap_or(FRAME_CPU_CV),
+                        fg.and_then(|f| f.frame_cpu_ms).unwrap_or(spec.frame_cpu_ms),
+                        fg.and_then(|f| f.frame_cpu_cv).unwrap_or(FRAME_CPU_CV),
                     ),
-                    churn: fg_spec(&spec.name).map(|f| churn::Churn::new(f, anon + file)),
+                    churn: fg.map(|f| churn::Churn::new(f, anon + file)),
                     populated: 0,
                     file_seen: 0,
                     evict_cursor: [0; 2],

@@ -720,6 +720,16 @@ fn skewed(rng: &mut FastRng, n: u32) -> u32 {
     }
 }
 
+/// Appends `count` draws of [`skewed`] over `0..n`, each plus `base`, to `idx`. The
+/// generator is copied into a local for the loop and written back after it, so its
+/// state stays in registers: the frame's index draws are a hot loop, and through the
+/// `&mut` the compiler stores the state back to memory at every draw.
+fn extend_skewed(idx: &mut Vec<u32>, rng: &mut FastRng, count: u32, base: u32, n: u32) {
+    let mut r = rng.clone();
+    idx.extend((0..count).map(|_| base + skewed(&mut r, n)));
+    *rng = r;
+}
+
 /// `x.ceil() as i64` (saturating) without libm's `ceil`, a call on the baseline x86-64
 /// target: free memory counts the zram pool's pages at every allocation. Truncation
 /// is exact, and so is comparing it with `x`, so this is the library's result.
@@ -1789,8 +1799,12 @@ impl Sim {
             let file0 = a.anon;
             let mut idx = std::mem::take(&mut self.scratch);
             let rng = &mut self.apps[app as usize].rng;
-            idx.extend((0..if wa > 0 { na } else { 0 }).map(|_| skewed(rng, wa)));
-            idx.extend((0..if wf > 0 { nf } else { 0 }).map(|_| file0 + skewed(rng, wf)));
+            if wa > 0 {
+                extend_skewed(&mut idx, rng, na, 0, wa);
+            }
+            if wf > 0 {
+                extend_skewed(&mut idx, rng, nf, file0, wf);
+            }
             self.touch_all(app, &mut idx, &mut ctx);
             self.scratch = idx;
             self.churn_frame(app, &mut ctx);

@@ -645,6 +645,8 @@ pub struct Sim {
     pending: Vec<Event>,
     /// Reused buffer of page indices for batched touches.
     scratch: Vec<u32>,
+    /// `touch_all`'s list of the accesses that do something.
+    live_scratch: Vec<u32>,
     /// The frames rendered, when asked for ([`Sim::log_frames`]): app, start, end.
     frame_log: Option<Vec<(u16, Nanos, Nanos)>>,
     /// The device's render-thread wait per page reclaimed while the foreground renders
@@ -1129,6 +1131,7 @@ impl Sim {
             launches: Vec::new(),
             pending: Vec::new(),
             scratch: Vec::new(),
+            live_scratch: Vec::new(),
             frame_log: None,
             frame_block_per_page: Nanos((m.reclaim_frame_block_us.unwrap_or(0.0) * 1e3).round() as u64),
             frame_block_owed: Nanos::ZERO,
@@ -1930,25 +1933,24 @@ impl Sim {
         }
         let life = self.apps[app as usize].life;
         let refaults = |s: &Self| s.app_c[app as usize].refaults.iter().sum::<u64>();
-        for k in 0..idx.len() {
-            let before = refaults(self);
-            self.touch(app, idx[k], ctx);
-            if refaults(self) == before {
-                continue;
-            }
-            self.flush_policy();
-            let a = &mut self.apps[app as usize];
-            if a.life != life {
-                break;
-            }
-            if a.state == AppState::Frozen {
-                a.stalled = Some(Stalled { seg, left: idx[k + 1..].to_vec(), cpu: ctx.cpu, compress: ctx.compress });
-                idx.clear();
+        let mut seen = refaults(self);
+        let stopped = self.touch_until(app, idx, ctx, |s, _| {
+            if refaults(s) == seen {
                 return false;
             }
+            s.flush_policy();
+            seen = refaults(s);
+            let a = &s.apps[app as usize];
+            a.life != life || a.state == AppState::Frozen
+        });
+        let a = &mut self.apps[app as usize];
+        if let Some(k) = stopped.filter(|_| a.life == life) {
+            a.stalled = Some(Stalled { seg, left: idx[k + 1..].to_vec(), cpu: ctx.cpu, compress: ctx.compress });
+            idx.clear();
+            return false;
         }
         idx.clear();
-        self.apps[app as usize].life == life && self.apps[app as usize].state == AppState::Cached
+        a.life == life && a.state == AppState::Cached
     }
 
     /// A thawed app goes on with the wakeup part it was frozen in: the pages left, then
@@ -1973,35 +1975,90 @@ impl Sim {
 
     // ----- page access and faults -----
 
-    /// Accesses the pages `idx` of `app` in order, then empties `idx`. The page
-    /// records are prefetched a few accesses ahead: the access order, and so the
-    /// result, is exactly that of touching them one by one.
+    /// Accesses the pages `idx` of `app` in order, then empties `idx`.
     fn touch_all(&mut self, app: u16, idx: &mut Vec<u32>, ctx: &mut Ctx) {
-        // A page whose touch is a no-op needs no record (`touch_is_noop`): its bit is
-        // fetched `BIT_AHEAD` touches ahead, and the records of the others `AHEAD` ahead.
+        self.touch_until(app, idx, ctx, |_, _| false);
+        idx.clear();
+    }
+
+    /// Accesses the pages `idx` of `app` in order until `stop`, asked after each
+    /// access that may have changed something, says so; returns the position of the
+    /// access it stopped after. The access order, and so the result, is exactly that
+    /// of touching the pages one by one and asking `stop` after each.
+    ///
+    /// Most touches find their page resident and young already, and change nothing
+    /// but the count of accesses (`touch_is_noop`). So the bitmap is read first, over
+    /// all of `idx`, and only the touches that do something are made, their page
+    /// records prefetched a few ahead; the others are counted. Touches only set bits
+    /// unless one of them clears one (a fault's reclaim clears young bits or evicts):
+    /// from there on each access left is checked as it comes.
+    fn touch_until(&mut self, app: u16, idx: &[u32], ctx: &mut Ctx, mut stop: impl FnMut(&mut Self, &mut Ctx) -> bool) -> Option<usize> {
         const AHEAD: usize = 8;
         const BIT_AHEAD: usize = 16;
         let base = self.apps[app as usize].base;
-        for &i in idx.iter().take(BIT_AHEAD) {
+        let mut live = std::mem::take(&mut self.live_scratch);
+        live.extend((0..idx.len() as u32).filter(|&k| !self.pages.touch_is_noop(base + idx[k as usize])));
+        for &k in live.iter().take(AHEAD) {
+            self.pages.prefetch(base + idx[k as usize]);
+        }
+        let (mut next, mut stopped, mut cleared_one) = (0, None, false);
+        for j in 0..live.len() {
+            let k = live[j] as usize;
+            if let Some(&a) = live.get(j + AHEAD) {
+                self.pages.prefetch(base + idx[a as usize]);
+            }
+            // The no-op touches before this one.
+            self.c.touches += (k - next) as u64;
+            next = k + 1;
+            let cleared = self.pages.noop_cleared();
+            self.touch(app, idx[k], ctx);
+            if stop(self, ctx) {
+                stopped = Some(k);
+                break;
+            }
+            if self.pages.noop_cleared() != cleared {
+                cleared_one = true;
+                break;
+            }
+        }
+        live.clear();
+        self.live_scratch = live;
+        if stopped.is_some() {
+            return stopped;
+        }
+        if !cleared_one {
+            // Every touch left is a no-op.
+            self.c.touches += (idx.len() - next) as u64;
+            return None;
+        }
+        // A touch cleared a bit: each access left is checked as it comes, the bitmap's
+        // words fetched a few accesses ahead and the records of the pages whose touch
+        // does something a few less ahead.
+        let rest = &idx[next..];
+        for &i in rest.iter().take(BIT_AHEAD) {
             self.pages.prefetch_noop_bit(base + i);
         }
-        for &i in idx.iter().take(AHEAD) {
+        for &i in rest.iter().take(AHEAD) {
             if !self.pages.touch_is_noop(base + i) {
                 self.pages.prefetch(base + i);
             }
         }
-        for k in 0..idx.len() {
-            if let Some(&i) = idx.get(k + BIT_AHEAD) {
+        for k in 0..rest.len() {
+            if let Some(&i) = rest.get(k + BIT_AHEAD) {
                 self.pages.prefetch_noop_bit(base + i);
             }
-            if let Some(&i) = idx.get(k + AHEAD) {
+            if let Some(&i) = rest.get(k + AHEAD) {
                 if !self.pages.touch_is_noop(base + i) {
                     self.pages.prefetch(base + i);
                 }
             }
-            self.touch(app, idx[k], ctx);
+            let noop = self.pages.touch_is_noop(base + rest[k]);
+            self.touch(app, rest[k], ctx);
+            if !noop && stop(self, ctx) {
+                return Some(next + k);
+            }
         }
-        idx.clear();
+        None
     }
 
     /// Access page `idx` of `app` (anon pages first, then file pages).
@@ -2618,6 +2675,58 @@ mod tests {
         assert_eq!(calm.2, 0, "left alone, the call refaults nothing: {calm:?}");
         assert!(stalled.2 > 1000, "the stalled call faults its pages back: {stalled:?}");
         assert!(stalled.0 < calm.0 && stalled.1 > calm.1, "frames and janky frames: stalled {stalled:?}, calm {calm:?}");
+    }
+
+    /// A batch of touches (`touch_all`, which skips the touches its bitmap read finds
+    /// to be no-ops) leaves the run exactly as the same touches made one by one, also
+    /// when a fault's reclaim makes the touch of a page later in the batch count again:
+    /// the call's heap, reclaimed, faults back in with free memory held at the min
+    /// watermark, and the direct reclaim it causes scans the call's own file pages,
+    /// young and at the tail of the inactive list, which the batch touches last.
+    #[test]
+    fn a_batch_of_touches_is_the_same_touches_one_by_one() {
+        let after = |batch: bool| {
+            let opts = RunOptions { seed: 1, bg_apps: Some(0), balloon_mib: Some(1315.0), ..Default::default() };
+            let mut sim = embedded_sim("p20", "ice-video-call", "lru-cfs", &opts);
+            sim.run_until(Nanos::from_secs_f64(60.0));
+            let fg = sim.fg.expect("the call is in the foreground");
+            let name = sim.apps[fg as usize].spec.name.clone();
+            sim.per_process_reclaim(&name, ReclaimKind::Anon).expect("the call's heap");
+            let (base, anon, file) = (sim.apps[fg as usize].base, sim.apps[fg as usize].populated, sim.apps[fg as usize].file);
+            let mut ctx = Ctx { t: sim.now, cpu: Nanos::ZERO, compress: Nanos::ZERO };
+            let files: Vec<u32> = (anon..anon + file).filter(|&i| sim.pages.loc(base + i) == Loc::InactiveFile).collect();
+            for &i in &files {
+                sim.touch(fg, i, &mut ctx);
+            }
+            // Every other page of the inactive file list to its head.
+            let mut p = sim.pages.tail(Loc::InactiveFile);
+            for _ in 0..sim.pages.list_len(Loc::InactiveFile) {
+                let q = p.expect("a page");
+                p = sim.pages.newer(q);
+                if sim.pages.owner(q) != fg {
+                    sim.pages.rotate(q);
+                }
+            }
+            assert!(files.iter().all(|&i| sim.pages.touch_is_noop(base + i)) && files.len() > 1_000, "{} file pages", files.len());
+            sim.wmark[0] = sim.free() - 100;
+            let idx: Vec<u32> = (0..anon).chain(files.iter().copied()).collect();
+            let cleared = sim.pages.noop_cleared();
+            if batch {
+                sim.touch_all(fg, &mut idx.clone(), &mut ctx);
+            } else {
+                for &i in &idx {
+                    sim.touch(fg, i, &mut ctx);
+                }
+            }
+            assert!(sim.pages.noop_cleared() > cleared, "the faults reclaimed on the way");
+            let pages: Vec<(Loc, u32, [bool; 3])> = (0..sim.pages.len() as u32)
+                .map(|p| (sim.pages.loc(p), sim.pages.shadow(p), [F_YOUNG, F_REFERENCED, F_SHADOW].map(|f| sim.pages.has(p, f))))
+                .collect();
+            (sim.snapshot(), sim.touches(), ctx.t, ctx.cpu, pages)
+        };
+        let (one_by_one, batch) = (after(false), after(true));
+        assert!(one_by_one.1 > 10_000, "{} touches", one_by_one.1);
+        assert!(one_by_one == batch, "the batch differs: {:?} against {:?}", &batch.0, &one_by_one.0);
     }
 
     /// Reclaim blocks the render thread (the P20's `reclaim_frame_block_us`): with

@@ -193,6 +193,8 @@ pub struct PageTable {
     /// Most touches find their page so, and the bit, 64 pages a word, is read where the
     /// page's record would have to be loaded from memory.
     noop: Vec<u64>,
+    /// How many times a bit of `noop` went from set to clear ([`PageTable::noop_cleared`]).
+    noop_cleared: u64,
 }
 
 impl PageTable {
@@ -232,6 +234,7 @@ impl PageTable {
             slot_bits: FreeBits::default(),
             sl1_unloadable: Vec::new(),
             noop: vec![0; (total as usize).div_ceil(64)],
+            noop_cleared: 0,
         };
         (t, bases)
     }
@@ -281,16 +284,31 @@ impl PageTable {
         self.noop[(p / 64) as usize] & (1 << (p % 64)) != 0
     }
 
+    /// How many times a page's touch stopped being a no-op so far. While it stays the
+    /// same, every page whose touch was a no-op still is one: a caller that checked a
+    /// batch of pages ahead may skip those it found so.
+    #[inline]
+    pub fn noop_cleared(&self) -> u64 {
+        self.noop_cleared
+    }
+
     #[inline(always)]
     fn clear_noop(&mut self, p: u32) {
-        self.noop[(p / 64) as usize] &= !(1u64 << (p % 64));
+        self.put_noop(p, false);
     }
 
     #[inline(always)]
     fn sync_noop(&mut self, p: u32) {
         let pg = &self.p[p as usize];
         let on = (RESIDENT_LOCS >> pg.loc) & 1 != 0 && pg.flags & (F_YOUNG | F_SHADOW) == F_YOUNG;
-        put_bit(&mut self.noop[(p / 64) as usize], p % 64, on);
+        self.put_noop(p, on);
+    }
+
+    #[inline(always)]
+    fn put_noop(&mut self, p: u32, on: bool) {
+        let word = &mut self.noop[(p / 64) as usize];
+        self.noop_cleared += (!on && *word & (1u64 << (p % 64)) != 0) as u64;
+        put_bit(word, p % 64, on);
     }
     /// SEAL's LLR weight of the page (Algorithm 1's flag).
     #[inline]
@@ -770,6 +788,29 @@ mod tests {
         t.set_shadow(f, 2);
         assert!(!t.touch_is_noop(f), "evicted, a shadow entry left");
         t.check().unwrap();
+    }
+
+    /// `noop_cleared` counts the times a page's touch stopped being a no-op, and
+    /// nothing else: not a clear of a bit already clear, nor a bit set.
+    #[test]
+    fn the_noop_clear_count_counts_a_bit_going_from_set_to_clear_only() {
+        let (mut t, _) = PageTable::new(&[(70, 0)]);
+        let p = 65;
+        t.set_flag(p, F_YOUNG, false);
+        t.set_shadow(p, 1);
+        assert_eq!(t.noop_cleared(), 0, "clear already");
+        t.set_flag(p, F_SHADOW, false);
+        t.set_flag(p, F_YOUNG, true);
+        t.move_to(p, Loc::InactiveAnon);
+        assert!(t.touch_is_noop(p));
+        assert_eq!(t.noop_cleared(), 0, "set, not cleared");
+        t.set_flag(p, F_YOUNG | F_REFERENCED, false);
+        assert_eq!(t.noop_cleared(), 1, "a scan cleared the young bit");
+        t.set_flag(p, F_YOUNG, true);
+        t.move_to(p, Loc::Zram);
+        assert_eq!(t.noop_cleared(), 2, "swapped out");
+        t.move_to(p, Loc::Absent);
+        assert_eq!(t.noop_cleared(), 2, "out of memory already");
     }
 
     /// SEAL's unloader candidates (in zram with LLR weight 0) follow both the page's

@@ -713,13 +713,12 @@ fn skewed(rng: &mut FastRng, n: u32) -> u32 {
     let hot = (n / 5).max(1);
     // One 64-bit draw: the high half picks hot or cold (80/20), the low half the page
     // by multiply-shift (bias below 2^-32 per page, irrelevant here).
+    // The pick selects the part's offset and length by mask, not by a branch: an
+    // 80/20 branch is one the CPU mispredicts at a good part of the draws.
     let r = rng.next_u64();
-    let hot_pick = (r >> 32) < (u32::MAX as u64 / 5) * 4;
-    if n <= hot || hot_pick {
-        below(r as u32, hot)
-    } else {
-        hot + below(r as u32, n - hot)
-    }
+    let hot_pick = n <= hot || (r >> 32) < (u32::MAX as u64 / 5) * 4;
+    let cold = (hot_pick as u32).wrapping_sub(1);
+    (hot & cold) + below(r as u32, (hot & !cold) | (n.wrapping_sub(hot) & cold))
 }
 
 /// Appends `count` draws of [`skewed`] over `0..n`, each plus `base`, to `idx`. The

@@ -712,9 +712,9 @@ fn splitmix(a: u64, b: u64) -> u64 {
 fn skewed(rng: &mut FastRng, n: u32) -> u32 {
     let hot = (n / 5).max(1);
     // One 64-bit draw: the high half picks hot or cold (80/20), the low half the page
-    // by multiply-shift (bias below 2^-32 per page, irrelevant here).
-    // The pick selects the part's offset and length by mask, not by a branch: an
-    // 80/20 branch is one the CPU mispredicts at a good part of the draws.
+    // by multiply-shift (bias below 2^-32 per page, irrelevant here). The pick selects
+    // the part's offset and length by mask, not by a branch, which the CPU would
+    // mispredict at a good part of the draws.
     let r = rng.next_u64();
     let hot_pick = n <= hot || (r >> 32) < (u32::MAX as u64 / 5) * 4;
     let cold = (hot_pick as u32).wrapping_sub(1);
@@ -2000,7 +2000,16 @@ impl Sim {
         for &k in live.iter().take(AHEAD) {
             self.pages.prefetch(base + idx[k as usize]);
         }
-        let (mut next, mut stopped, mut cleared_one) = (0, None, false);
+        // How the pass over the touches that do something ended.
+        enum Pass {
+            /// Every one made, none stopped the batch or cleared a bit.
+            Done,
+            /// `stop` asked to stop after the access at this index.
+            Stopped(usize),
+            /// A touch cleared a no-op bit: the accesses after it are to check again.
+            Cleared,
+        }
+        let (mut next, mut pass) = (0, Pass::Done);
         for j in 0..live.len() {
             let k = live[j] as usize;
             if let Some(&a) = live.get(j + AHEAD) {
@@ -2012,23 +2021,24 @@ impl Sim {
             let cleared = self.pages.noop_cleared();
             self.touch(app, idx[k], ctx);
             if stop(self, ctx) {
-                stopped = Some(k);
+                pass = Pass::Stopped(k);
                 break;
             }
             if self.pages.noop_cleared() != cleared {
-                cleared_one = true;
+                pass = Pass::Cleared;
                 break;
             }
         }
         live.clear();
         self.live_scratch = live;
-        if stopped.is_some() {
-            return stopped;
-        }
-        if !cleared_one {
-            // Every touch left is a no-op.
-            self.c.touches += (idx.len() - next) as u64;
-            return None;
+        match pass {
+            Pass::Stopped(k) => return Some(k),
+            Pass::Done => {
+                // Every touch left is a no-op.
+                self.c.touches += (idx.len() - next) as u64;
+                return None;
+            }
+            Pass::Cleared => {}
         }
         // A touch cleared a bit: each access left is checked as it comes, the bitmap's
         // words fetched a few accesses ahead and the records of the pages whose touch

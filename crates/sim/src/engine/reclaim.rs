@@ -371,8 +371,10 @@ impl Sim {
                 acc.compress += Nanos(self.compress_ns);
                 self.zram_stored += 1;
                 if self.setup.swap == SwapSetup::Zswap && self.zram_stored >= self.zram_cap {
-                    // zswap: the pool is full; write its oldest entry back to flash, into
-                    // the swap slot it already holds.
+                    // zswap: the pool is full; write its oldest entry back to flash. Its
+                    // slot was counted when it was stored; its place on flash is the next
+                    // free one in order, so entries written back together are neighbours,
+                    // as the kernel's were when they were stored together.
                     if let Some(old) = self.pages.tail(Loc::Zram) {
                         acc.compress += Nanos(self.decompress_ns);
                         self.pages.move_to(old, Loc::Flash);

@@ -609,6 +609,35 @@ mod tests {
         assert!(r.iter().filter(|x| x.0 < 4).all(|x| x.1 == 8000), "{r:?}");
     }
 
+    /// Placement after sharing: jobs that shared the cores all lack one when they fit
+    /// again, and the foreground's takes the fastest core first, though it came later.
+    /// Several foreground jobs move up to freed big cores in the order they came.
+    #[test]
+    fn jobs_placed_together_put_the_foreground_first_and_move_up_in_order() {
+        let mut cpu = Cpu::with_capacities(2, BgGroup::default(), 1, 0.5);
+        cpu.set_top(Nanos(0), Some(7));
+        cpu.add(Nanos(0), Nanos(100), WEIGHT_NORMAL, false, None, false, 1);
+        cpu.add(Nanos(0), Nanos(10_000), WEIGHT_NORMAL, false, None, false, 2);
+        cpu.add(Nanos(0), Nanos(10_000), WEIGHT_NORMAL, false, Some(7), false, 3);
+        // Three jobs share 1.5 cores until job 1 ends at 200 ns, 100 ns of work each;
+        // then the foreground's job 3 takes the big core, job 2 the little one.
+        assert_eq!(run_all(&mut cpu), vec![(1, 200), (3, 10_100), (2, 20_000)]);
+
+        let mut cpu = Cpu::with_capacities(8, BgGroup::default(), 2, 0.5);
+        cpu.add(Nanos(0), Nanos(1000), WEIGHT_NORMAL, false, None, false, 0);
+        cpu.add(Nanos(0), Nanos(1000), WEIGHT_NORMAL, false, None, false, 0);
+        cpu.set_top(Nanos(0), Some(7));
+        let last = 5;
+        for k in 1..=last {
+            cpu.add(Nanos(0), Nanos(2000), WEIGHT_NORMAL, false, Some(7), false, k);
+        }
+        // The big cores free at 1000 ns, with 500 ns of each foreground job's work done
+        // on the little cores: jobs 1 and 2 take them and end at 2500 ns; then jobs 3
+        // and 4, 1250 ns done, end at 3250 ns, and job 5, 1625 ns done, at 3625 ns.
+        let r: Vec<_> = run_all(&mut cpu).into_iter().filter(|x| x.0 > 0).collect();
+        assert_eq!(r, vec![(1, 2500), (2, 2500), (3, 3250), (4, 3250), (last, 3625)]);
+    }
+
     /// A job at a crawl finishes at the end of time rather than at a wrapped-around one.
     #[test]
     fn a_crawling_job_does_not_wrap_time() {
